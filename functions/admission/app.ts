@@ -1,0 +1,7 @@
+import { Hono } from 'hono';
+
+export function createApp(): Hono {
+  const app = new Hono();
+  app.get('/healthz', (c) => c.json({ status: 'ok', function: 'admission' }));
+  return app;
+}

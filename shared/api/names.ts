@@ -1,0 +1,23 @@
+// The NeoSet API's fixed names: group, version, kinds, and the label / annotation / condition keys
+// that NeoSet writes on the objects it owns (SPEC §3, §4.1, §4.4).
+
+export const GROUP = 'neo.io';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'NeoSet';
+export const PLURAL = 'neosets';
+export const SINGULAR = 'neoset';
+export const SHORT_NAMES = ['neo'];
+
+/** Pod label naming the owning NeoSet; events about Pods map to their NeoSet through it (SPEC §2). */
+export const LABEL_NEOSET_NAME = 'neoset.neo.io/name';
+export const LABEL_POD_NAME = 'neoset.neo.io/pod-name';
+/** The label the StatefulSet controller sets too (Kubernetes >= 1.28). */
+export const LABEL_POD_INDEX = 'apps.kubernetes.io/pod-index';
+export const LABEL_REVISION_HASH = 'controller-revision-hash';
+
+/** The only memory of an in-place update in flight (SPEC §4.4). */
+export const ANNOTATION_INPLACE_STATE = 'neoset.neo.io/inplace-update-state';
+
+/** Readiness gate set on every pod at creation; False while the pod is drained for an in-place update. */
+export const CONDITION_INPLACE_READY = 'InPlaceUpdateReady';

@@ -1,0 +1,251 @@
+// The NeoSet API (SPEC §3) as zod schemas: the single source of the TypeScript types, of the
+// defaults the functions apply, and of the CRD's OpenAPI schema (see crd.ts).
+import { z } from 'zod';
+
+const intOrString = (description: string) =>
+  z.union([z.int(), z.string()]).meta({ description, 'x-kubernetes-int-or-string': true });
+
+const stringMap = (description: string) => z.record(z.string(), z.string()).optional().describe(description);
+
+export const LabelSelectorRequirement = z.object({
+  key: z.string().min(1).describe('The label key that the selector applies to.'),
+  operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']).describe('How the key relates to the values.'),
+  values: z.array(z.string()).optional().describe('Values for In and NotIn; empty for Exists and DoesNotExist.'),
+});
+
+export const LabelSelector = z
+  .object({
+    matchLabels: stringMap('Labels a pod must carry, all of them, with these values.'),
+    matchExpressions: z
+      .array(LabelSelectorRequirement)
+      .optional()
+      .describe('Label selector requirements, all of which must hold.'),
+  })
+  .describe(
+    "Label query over the pods this NeoSet owns. Must select the template's labels. Immutable.",
+  );
+
+// The pod template is typed only as deep as NeoSet itself reads it (labels and annotations, and per
+// container name, image, readinessProbe and resources); everything else is preserved unvalidated.
+// Why: the full PodSpec schema is several hundred kilobytes (it would dwarf the CRD and must track
+// every Kubernetes release), and the API server validates the real Pod anyway — admission
+// dry-run-creates ordinal 0's Pod so an invalid template is refused when the NeoSet is written.
+export const Container = z
+  .looseObject({
+    name: z.string().min(1).describe('Container name, unique within the pod (DNS label).'),
+    image: z.string().min(1).describe('Container image. Changing only images is what NeoSet updates in place.'),
+    readinessProbe: z
+      .looseObject({})
+      .optional()
+      .meta({
+        description: 'Readiness probe (core/v1 Probe). Required on every container when readiness is Probe.',
+        'x-kubernetes-preserve-unknown-fields': true,
+      }),
+    resources: z
+      .looseObject({
+        limits: z
+          .record(z.string(), intOrString('Quantity.'))
+          .optional()
+          .describe('Maximum compute resources (e.g. cpu: 500m, memory: 1Gi); checked against admission caps.'),
+        requests: z.record(z.string(), intOrString('Quantity.')).optional().describe('Requested compute resources.'),
+      })
+      .optional()
+      .meta({ description: 'Compute resources (core/v1 ResourceRequirements).', 'x-kubernetes-preserve-unknown-fields': true }),
+  })
+  .meta({ description: 'A container (core/v1 Container); fields other than the typed ones are kept as written.', 'x-kubernetes-preserve-unknown-fields': true });
+
+export const ObjectMetaTemplate = z
+  .looseObject({
+    labels: stringMap('Labels of every pod. Must be selected by spec.selector.'),
+    annotations: stringMap('Annotations of every pod.'),
+  })
+  .meta({ description: 'Metadata of the pods created from this template (labels and annotations).', 'x-kubernetes-preserve-unknown-fields': true });
+
+export const PodSpecTemplate = z
+  .looseObject({
+    containers: z.array(Container).min(1).describe('The containers of every pod; the first is the main container whose image the status reports.'),
+  })
+  .meta({ description: 'Pod spec (core/v1 PodSpec). Validated in full by the API server at admission (dry-run).', 'x-kubernetes-preserve-unknown-fields': true });
+
+export const PodTemplateSpec = z
+  .object({
+    metadata: ObjectMetaTemplate.optional(),
+    spec: PodSpecTemplate,
+  })
+  .describe('The pod every ordinal runs. Each distinct template is stored as a ControllerRevision.');
+
+export const PersistentVolumeClaimTemplate = z
+  .looseObject({
+    metadata: z
+      .looseObject({
+        name: z.string().min(1).describe('Claim name; the PVC of ordinal i is <name>-<neoset>-<i>.'),
+        labels: stringMap('Labels of the PVCs.'),
+        annotations: stringMap('Annotations of the PVCs.'),
+      })
+      .meta({ description: 'Metadata of the claim; name is required.', 'x-kubernetes-preserve-unknown-fields': true }),
+    spec: z
+      .looseObject({})
+      .meta({ description: 'PVC spec (core/v1 PersistentVolumeClaimSpec).', 'x-kubernetes-preserve-unknown-fields': true }),
+  })
+  .meta({ description: 'A PersistentVolumeClaim template (core/v1).', 'x-kubernetes-preserve-unknown-fields': true });
+
+export const RetentionPolicyValue = z.enum(['Retain', 'Delete']);
+
+export const InPlaceUpdateStrategy = z
+  .object({
+    readiness: z
+      .enum(['Probe', 'Ready'])
+      .default('Probe')
+      .describe(
+        'When an in-place-updated pod counts as done. Probe: every changed container is ready on the new image (needs a readinessProbe on each container). Ready: the ContainersReady condition is True on the new images.',
+      ),
+    gracePeriodSeconds: z
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Seconds a pod stays out of Service endpoints (InPlaceUpdateReady=False) before its image is patched.'),
+    timeoutSeconds: z
+      .int()
+      .min(1)
+      .default(600)
+      .describe('An in-place update not done this many seconds after the image patch fails the rollout (phase Failed).'),
+  })
+  .prefault({})
+  .describe('How one pod is updated in place.');
+
+export const UpdateStrategyType = z.enum(['InPlaceIfPossible', 'InPlaceOnly', 'ReCreate', 'OnDelete']);
+
+export const UpdateStrategy = z
+  .object({
+    type: UpdateStrategyType.default('InPlaceIfPossible').describe(
+      'InPlaceIfPossible: patch images in place, recreate the pod for any other change. InPlaceOnly: in place or not at all. ReCreate: delete and recreate like a StatefulSet. OnDelete: update a pod only when the user deletes it.',
+    ),
+    partition: z
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Pods with ordinal >= partition are updated; lower ordinals stay on the current revision (canary).'),
+    maxUnavailable: intOrString(
+      'Most pods that may be unavailable at once during an update: an integer >= 1 or a percentage of replicas ("20%", rounded up, at least 1).',
+    ).default(1),
+    pause: z.boolean().default(false).describe('true: start no new pod updates (updates in flight finish).'),
+    inPlaceUpdateStrategy: InPlaceUpdateStrategy,
+  })
+  .prefault({})
+  .describe('How pods move to a new revision.');
+
+export const NeoSetSpec = z.object({
+  replicas: z.int().min(0).default(1).describe('Number of pods, ordinals 0..replicas-1.'),
+  selector: LabelSelector,
+  serviceName: z
+    .string()
+    .optional()
+    .describe('Headless Service that gives pods stable DNS (pod hostname/subdomain). Immutable.'),
+  template: PodTemplateSpec,
+  volumeClaimTemplates: z
+    .array(PersistentVolumeClaimTemplate)
+    .default([])
+    .describe('One PVC per claim per ordinal, named <claim>-<neoset>-<ordinal>, mounted as a volume of that name. Immutable.'),
+  podManagementPolicy: z
+    .enum(['OrderedReady', 'Parallel'])
+    .default('OrderedReady')
+    .describe('OrderedReady: create and remove pods one ordinal at a time, in order. Parallel: all at once. Immutable.'),
+  persistentVolumeClaimRetentionPolicy: z
+    .object({
+      whenDeleted: RetentionPolicyValue.default('Retain').describe('What happens to PVCs when the NeoSet is deleted.'),
+      whenScaled: RetentionPolicyValue.default('Retain').describe('What happens to PVCs of ordinals removed by scale-down.'),
+    })
+    .prefault({})
+    .describe('Lifecycle of the PVCs created from volumeClaimTemplates (StatefulSet semantics).'),
+  minReadySeconds: z
+    .int()
+    .min(0)
+    .default(0)
+    .describe('Seconds a pod must be Ready before it counts as available.'),
+  revisionHistoryLimit: z
+    .int()
+    .min(0)
+    .default(10)
+    .describe('ControllerRevisions kept beyond those in use; older ones are pruned.'),
+  updateStrategy: UpdateStrategy,
+});
+
+export const Phase = z.enum(['Idle', 'Canary', 'RollingOut', 'Paused', 'Completed', 'Failed']);
+/** The seed's numbering, exported as the neoset_phase gauge (SPEC §4.8). */
+export const PHASE_NUMBER: Record<z.infer<typeof Phase>, number> = {
+  Idle: 0,
+  Canary: 1,
+  RollingOut: 2,
+  Paused: 3,
+  Completed: 4,
+  Failed: 5,
+};
+
+export const ConditionType = z.enum(['Available', 'Progressing', 'Paused', 'ReadyForUpgrade']);
+
+export const Condition = z
+  .object({
+    type: z.string().describe('Available, Progressing, Paused or ReadyForUpgrade.'),
+    status: z.enum(['True', 'False', 'Unknown']).describe('True, False or Unknown.'),
+    reason: z.string().describe('CamelCase reason for the last transition.'),
+    message: z.string().describe('Human-readable detail.'),
+    lastTransitionTime: z.string().describe('When status last changed (RFC 3339).'),
+    observedGeneration: z.int().min(0).optional().describe('The generation the condition was computed from.'),
+  })
+  .describe('A metav1.Condition.');
+
+const count = (description: string) => z.int().min(0).optional().describe(description);
+
+export const NeoSetStatus = z
+  .object({
+    observedGeneration: count('The generation of the spec this status was computed from.'),
+    replicas: count('Pods that exist.'),
+    readyReplicas: count('Pods whose Ready condition is True.'),
+    availableReplicas: count('Pods Ready for at least minReadySeconds.'),
+    updatedReplicas: count('Pods on updateRevision.'),
+    updatedReadyReplicas: count('Pods on updateRevision that are Ready.'),
+    currentRevision: z.string().optional().describe('The stable revision: every pod ran it when it was last reached.'),
+    updateRevision: z.string().optional().describe('The revision of the current spec.template.'),
+    collisionCount: count('Hash collisions met while naming revisions; part of the hash input.'),
+    labelSelector: z.string().optional().describe('spec.selector as a string, for the scale subresource (HPA).'),
+    currentImage: z.string().optional().describe("Main container image of currentRevision."),
+    targetImage: z.string().optional().describe('Main container image of updateRevision.'),
+    phase: Phase.optional().describe('Idle, Canary, RollingOut, Paused, Completed or Failed.'),
+    currentUpdatePods: z.array(z.string()).optional().describe('Pods being updated now.'),
+    conditions: z
+      .array(Condition)
+      .optional()
+      .meta({ description: 'Available, Progressing, Paused, ReadyForUpgrade.', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
+  })
+  .describe('Observed state, written by the reconcile function.');
+
+export const ObjectMeta = z.looseObject({
+  name: z.string(),
+  namespace: z.string().optional(),
+  uid: z.string().optional(),
+  resourceVersion: z.string().optional(),
+  generation: z.int().optional(),
+  creationTimestamp: z.string().optional(),
+  deletionTimestamp: z.string().optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+});
+
+export const NeoSet = z.object({
+  apiVersion: z.string(),
+  kind: z.string(),
+  metadata: ObjectMeta,
+  spec: NeoSetSpec,
+  status: NeoSetStatus.optional(),
+});
+
+export type LabelSelector = z.infer<typeof LabelSelector>;
+export type PodTemplateSpec = z.infer<typeof PodTemplateSpec>;
+export type NeoSetSpec = z.infer<typeof NeoSetSpec>;
+export type NeoSetSpecInput = z.input<typeof NeoSetSpec>;
+export type NeoSetStatus = z.infer<typeof NeoSetStatus>;
+export type NeoSet = z.infer<typeof NeoSet>;
+export type Phase = z.infer<typeof Phase>;
+export type Condition = z.infer<typeof Condition>;
+export type ConditionType = z.infer<typeof ConditionType>;
+export type UpdateStrategyType = z.infer<typeof UpdateStrategyType>;
