@@ -1,0 +1,66 @@
+// The output of decide(): ordered actions (data, not calls — STYLE §2), the new status, and when to
+// look again. One switch in shared/k8s/apply.ts turns each action into conditional API writes.
+import type { NeoSetStatus } from '../api/neoset.ts';
+import type { ControllerRevision, OwnerReference, PersistentVolumeClaim, Pod } from './k8s.ts';
+
+/** Which object version an action was computed from: writes are conditional on it (SPEC §2). */
+export interface ObjectRef {
+  name: string;
+  uid: string;
+  resourceVersion: string;
+}
+
+/** The pod annotation neoset.neo.io/inplace-update-state, JSON-encoded (SPEC §4.4). */
+export interface InPlaceState {
+  /** The revision (ControllerRevision name) the pod is being moved to. */
+  revision: string;
+  phase: 'Draining' | 'Updating';
+  /** NeoSet metadata.generation when the update started: a changed generation restarts the deadline. */
+  generation: number;
+  drainStartedAt: string;
+  startedAt?: string;
+  /** container name -> image being rolled out. */
+  targetImages?: Record<string, string>;
+  /** container name -> imageID reported before the patch. */
+  previousImageIDs?: Record<string, string>;
+}
+
+/** A Kubernetes Event to record for an action. */
+export interface EventSpec {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+export type Action =
+  /** Store a new template (§4.2). */
+  | { kind: 'createRevision'; revision: ControllerRevision; event: EventSpec }
+  /** An older revision's template is back in spec.template (rollback): give it the next number. */
+  | { kind: 'renumberRevision'; revision: ObjectRef; number: number; event: EventSpec }
+  /** History beyond revisionHistoryLimit, never one in use. */
+  | { kind: 'deleteRevision'; revision: ObjectRef }
+  | { kind: 'createPVC'; pvc: PersistentVolumeClaim; event: EventSpec }
+  /** Retention policy: replace the PVC's ownerReferences (owner NeoSet on whenDeleted=Delete, owner pod on a scale-down with whenScaled=Delete). */
+  | { kind: 'setPVCOwners'; pvc: ObjectRef; ownerReferences: OwnerReference[] }
+  | { kind: 'createPod'; pod: Pod; event: EventSpec }
+  | { kind: 'deletePod'; pod: ObjectRef; event: EventSpec }
+  /** In-place step 1a: write the state annotation (phase Draining) — the memory comes first. */
+  | { kind: 'markDraining'; pod: ObjectRef; state: InPlaceState; event: EventSpec }
+  /** Set the InPlaceUpdateReady condition through pods/status (step 1b False, step 4 True, and True on a new pod). */
+  | { kind: 'setInPlaceReady'; pod: ObjectRef; status: 'True' | 'False'; reason: string; message: string }
+  /** In-place step 2: one patch — new images, controller-revision-hash label, state annotation (phase Updating). */
+  | { kind: 'patchImages'; pod: ObjectRef; images: Record<string, string>; revision: string; state: InPlaceState; event: EventSpec }
+  /** In-place step 4: remove the state annotation; the update took durationSeconds (observed once, by the writer). */
+  | { kind: 'finishInPlaceUpdate'; pod: ObjectRef; revision: string; durationSeconds: number; event: EventSpec }
+  /** An Event not tied to a single write (rollout complete, deadline exceeded). `key` makes it idempotent. */
+  | { kind: 'recordEvent'; key: string; event: EventSpec };
+
+export type ActionKind = Action['kind'];
+
+export interface Plan {
+  actions: Action[];
+  /** The status to write; null when it equals the current one (status is written only when it changed). */
+  status: NeoSetStatus | null;
+  /** Seconds until a time-based wait (minReadySeconds, grace period, timeout) needs another look; null: none. */
+  requeueAfter: number | null;
+}
