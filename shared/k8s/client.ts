@@ -1,0 +1,134 @@
+// A JSON client for the Kubernetes API on top of client-node's KubeConfig (auth, contexts,
+// in-cluster config). Why not the generated typed APIs: they deserialize into models that turn
+// timestamps into Date and drop fields they don't know, while the core works on wire JSON and every
+// write must carry exactly the resourceVersion / patch type it was computed with (SPEC §2, §8).
+import https from 'node:https';
+import http from 'node:http';
+import { KubeConfig } from '@kubernetes/client-node';
+import { apiRequests } from '../metrics/registry.ts';
+
+export type PatchType = 'merge' | 'strategic' | 'json';
+const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  json: 'application/json-patch+json',
+};
+
+/** A failed API call, carrying what the edge needs: the HTTP status and the Kubernetes reason. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly reason: string;
+  readonly verb: string;
+  readonly path: string;
+  constructor(verb: string, path: string, status: number, reason: string, message: string) {
+    super(`${verb} ${path}: ${status} ${reason}: ${message}`);
+    this.name = 'ApiError';
+    this.status = status;
+    this.reason = reason;
+    this.verb = verb;
+    this.path = path;
+  }
+  /** A write lost a race (resourceVersion / uid precondition, or the object already exists). */
+  get isConflict(): boolean {
+    return this.status === 409;
+  }
+  get isNotFound(): boolean {
+    return this.status === 404;
+  }
+  /** Worth redelivering the event: the API server is unavailable or overloaded. */
+  get isTransient(): boolean {
+    return this.status === 0 || this.status === 429 || this.status >= 500;
+  }
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  patch?: PatchType;
+  query?: Record<string, string | number | boolean | undefined>;
+}
+
+export interface KubeClient {
+  request<T = unknown>(verb: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, opts?: RequestOptions): Promise<T>;
+}
+
+/** Loads KUBECONFIG (or ~/.kube/config), or the in-cluster service account when run in a pod. */
+export function loadKubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  return kc;
+}
+
+/** The metric label for a path: the resource plural (and subresource), never a name. */
+export function resourceOf(path: string): string {
+  const parts = path.split('?')[0].split('/').filter(Boolean);
+  const i = parts.indexOf('namespaces');
+  const rest = i >= 0 ? parts.slice(i + 2) : parts.slice(parts[0] === 'api' ? 2 : 3);
+  if (rest.length === 0) return i >= 0 ? 'namespaces' : 'unknown';
+  return rest.length >= 3 ? `${rest[0]}/${rest[2]}` : rest[0];
+}
+
+export function createKubeClient(kc: KubeConfig): KubeClient {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig has no current cluster');
+  const base = new URL(cluster.server);
+  const transport = base.protocol === 'https:' ? https : http;
+  const agent = new transport.Agent({ keepAlive: true, maxSockets: 16 });
+
+  return {
+    async request<T>(verb: string, path: string, opts: RequestOptions = {}): Promise<T> {
+      const url = new URL(path, base);
+      for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+      const headers: Record<string, string> = { Accept: 'application/json' };
+      const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+      if (payload !== undefined) {
+        headers['Content-Type'] = opts.patch ? PATCH_CONTENT_TYPE[opts.patch] : 'application/json';
+        headers['Content-Length'] = String(Buffer.byteLength(payload));
+      }
+      const reqOpts: https.RequestOptions = { method: verb, headers, agent };
+      await kc.applyToHTTPSOptions(reqOpts);
+      reqOpts.agent = agent; // applyToHTTPSOptions may set TLS options, kept on the request itself
+      const resource = resourceOf(url.pathname);
+      let status = 0;
+      try {
+        const { statusCode, text } = await send(transport, url, reqOpts, payload);
+        status = statusCode;
+        if (statusCode >= 200 && statusCode < 300) return (text ? JSON.parse(text) : undefined) as T;
+        let reason = 'Unknown';
+        let message = text.slice(0, 500);
+        try {
+          const s = JSON.parse(text) as { reason?: string; message?: string };
+          reason = s.reason ?? reason;
+          message = s.message ?? message;
+        } catch {
+          /* not a Status object: keep the raw text */
+        }
+        throw new ApiError(verb, url.pathname, statusCode, reason, message);
+      } catch (err) {
+        if (err instanceof ApiError) throw err;
+        throw new ApiError(verb, url.pathname, 0, 'ConnectionFailed', (err as Error).message);
+      } finally {
+        apiRequests.inc({ verb: verb.toLowerCase(), resource, code: String(status) });
+      }
+    },
+  };
+}
+
+function send(
+  transport: typeof https | typeof http,
+  url: URL,
+  opts: https.RequestOptions,
+  payload: string | undefined,
+): Promise<{ statusCode: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = transport.request(url, opts, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.setTimeout(30_000, () => req.destroy(new Error('request timed out after 30s')));
+    req.on('error', reject);
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+}

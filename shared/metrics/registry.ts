@@ -1,0 +1,36 @@
+// The per-instance metrics of SPEC §4.8. Metrics registries are the one module-level state allowed
+// in function code (STYLE §6): they are reported, never read back for a decision.
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+export const reconcileTotal = new Counter({
+  name: 'neoset_reconcile_total',
+  help: 'Reconciles of one NeoSet, by result (ok, conflict, error, invalid, gone).',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
+export const reconcileDuration = new Histogram({
+  name: 'neoset_reconcile_duration_seconds',
+  help: 'Time to read, decide and apply for one NeoSet.',
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [registry],
+});
+
+export const apiRequests = new Counter({
+  name: 'neoset_api_requests_total',
+  help: 'Kubernetes API requests made, by verb, resource and HTTP code (0: no answer).',
+  labelNames: ['verb', 'resource', 'code'] as const,
+  registers: [registry],
+});
+
+/** No pod label: one series per pod would be unbounded cardinality (SPEC §4.8). */
+export const inPlaceUpdateDuration = new Histogram({
+  name: 'neoset_inplace_update_duration_seconds',
+  help: 'Duration of completed in-place updates, drain to done.',
+  labelNames: ['namespace', 'neoset'] as const,
+  buckets: [1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1200],
+  registers: [registry],
+});
