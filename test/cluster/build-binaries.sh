@@ -60,8 +60,8 @@ import (
 )
 GO
 go mod tidy >&2
-ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${K8S_VERSION#*.}"
-ldflags="${ldflags%.*}"   # gitMinor is the minor number alone
+IFS=. read -r k8s_major k8s_minor _ <<<"$K8S_VERSION"
+ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION -X k8s.io/component-base/version.gitMajor=$k8s_major -X k8s.io/component-base/version.gitMinor=$k8s_minor"
 ldflags="$ldflags -X k8s.io/client-go/pkg/version.gitVersion=v$K8S_VERSION"
 for bin in kube-apiserver kube-controller-manager; do
   log "building $bin (several minutes on 2 cores)"
