@@ -1,7 +1,44 @@
-import { Hono } from 'hono';
+// The reconcile function: NeoSet and Pod events and resync ticks → read, decide, apply (SPEC §2.2).
+import type { Hono } from 'hono';
+import type { Logger } from 'pino';
+import { decide } from '../../shared/core/decide.ts';
+import { createEventApp } from '../../shared/http/event-app.ts';
+import type { KubeClient } from '../../shared/k8s/client.ts';
+import { neosetsOf, reconcileOne, type NeoSetKey } from '../../shared/k8s/reconcile.ts';
 
-export function createApp(): Hono {
-  const app = new Hono();
-  app.get('/healthz', (c) => c.json({ status: 'ok', function: 'reconcile' }));
-  return app;
+/** A short requeueAfter is served by a bounded in-process re-check; longer ones by the resync tick. */
+export const MAX_SELF_RECHECK_SECONDS = 30;
+
+export interface ReconcileDeps {
+  client: KubeClient;
+  logger?: Logger;
+  now?: () => Date;
+  /** Schedules a re-check; default an unref'd timer (losing it is harmless: resync covers it). */
+  recheck?: (key: NeoSetKey, delayMs: number) => void;
+}
+
+export function createApp(deps: ReconcileDeps): Hono {
+  const now = deps.now ?? (() => new Date());
+  const run = (key: NeoSetKey) => reconcileOne(deps.client, key, decide, now);
+  const recheck =
+    deps.recheck ??
+    ((key: NeoSetKey, delayMs: number) => {
+      setTimeout(() => void run(key), delayMs).unref();
+    });
+  return createEventApp({
+    name: 'reconcile',
+    logger: deps.logger,
+    handle: async (event) => {
+      const keys = await neosetsOf(deps.client, event.target);
+      const outcomes = [];
+      for (const key of keys) {
+        const outcome = await run(key);
+        if (outcome.requeueAfter !== null && outcome.requeueAfter <= MAX_SELF_RECHECK_SECONDS) {
+          recheck(key, Math.max(100, outcome.requeueAfter * 1000));
+        }
+        outcomes.push(outcome);
+      }
+      return outcomes;
+    },
+  });
 }

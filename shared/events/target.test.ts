@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { BadEventError, parseEvent } from './target.ts';
+
+const pod = (labels?: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mysql-4', namespace: 'default', labels } });
+const binary = (type: string, data: unknown, extra: Record<string, string> = {}) => ({
+  headers: {
+    'ce-specversion': '1.0',
+    'ce-id': 'e1',
+    'ce-source': 'https://10.96.0.1:443',
+    'ce-type': type,
+    'ce-subject': '/apis/v1/namespaces/default/pods/mysql-4',
+    'content-type': 'application/json',
+    ...extra,
+  },
+  body: JSON.stringify(data),
+});
+
+describe('parseEvent', () => {
+  it('maps a Resource-mode Pod event to its NeoSet through the label', () => {
+    const { headers, body } = binary('dev.knative.apiserver.resource.update', pod({ 'neoset.neo.io/name': 'mysql' }));
+    expect(parseEvent(headers, body)).toEqual({
+      id: 'e1',
+      type: 'dev.knative.apiserver.resource.update',
+      target: { kind: 'pod', namespace: 'default', name: 'mysql-4', neoset: 'mysql' },
+    });
+  });
+
+  it('ignores a Pod without the NeoSet label', () => {
+    const { headers, body } = binary('dev.knative.apiserver.resource.add', pod());
+    expect(parseEvent(headers, body).target.kind).toBe('ignore');
+  });
+
+  it('takes a Reference-mode event (the NeoSet is looked up later)', () => {
+    const { headers, body } = binary('dev.knative.apiserver.ref.delete', { apiVersion: 'v1', kind: 'Pod', name: 'mysql-4', namespace: 'default' });
+    expect(parseEvent(headers, body).target).toEqual({ kind: 'pod', namespace: 'default', name: 'mysql-4', neoset: null });
+  });
+
+  it('names the NeoSet of a NeoSet event', () => {
+    const { headers, body } = binary('dev.knative.apiserver.resource.add', { apiVersion: 'neo.io/v1alpha1', kind: 'NeoSet', metadata: { name: 'mysql', namespace: 'db' } });
+    expect(parseEvent(headers, body).target).toEqual({ kind: 'neoset', namespace: 'db', name: 'mysql' });
+  });
+
+  it('takes a structured-mode PingSource tick as "every NeoSet"', () => {
+    const body = JSON.stringify({ specversion: '1.0', id: 't1', source: '/apis/v1/namespaces/neoset-system/pingsources/resync', type: 'dev.knative.sources.ping', datacontenttype: 'application/json', data: {} });
+    expect(parseEvent({ 'content-type': 'application/cloudevents+json' }, body).target).toEqual({ kind: 'all' });
+  });
+
+  it.each([
+    ['missing ce-type', () => { const e = binary('x', {}); delete (e.headers as Record<string, string>)['ce-type']; return e; }, /not a valid CloudEvent/],
+    ['an unknown type', () => binary('com.example.other', {}), /unsupported event type "com.example.other"/],
+    ['data that is not an object', () => binary('dev.knative.apiserver.resource.add', [1, 2]), /data: not a Kubernetes object/],
+    ['a resource without metadata.name', () => binary('dev.knative.apiserver.resource.add', { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'x' } }), /data\.metadata\.name/],
+    ['a ref without namespace', () => binary('dev.knative.apiserver.ref.add', { apiVersion: 'v1', kind: 'Pod', name: 'p' }), /data\.namespace/],
+    ['non-JSON data', () => ({ ...binary('dev.knative.apiserver.resource.add', {}), body: '{nope' }), /data|CloudEvent/],
+  ])('rejects %s with a BadEventError naming the problem', (_, make, message) => {
+    const { headers, body } = make();
+    expect(() => parseEvent(headers, body)).toThrow(BadEventError);
+    expect(() => parseEvent(headers, body)).toThrow(message);
+  });
+});

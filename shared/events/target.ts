@@ -1,0 +1,94 @@
+// What an incoming CloudEvent asks us to look at (SPEC §2: the event is a hint naming an object,
+// never a command). Everything acted on is read from the API server afterwards.
+import { HTTP, type CloudEvent, type CloudEventV1 } from 'cloudevents';
+import { z } from 'zod';
+import { KIND, LABEL_NEOSET_NAME } from '../api/names.ts';
+
+export type Target =
+  /** Reconcile this NeoSet. */
+  | { kind: 'neoset'; namespace: string; name: string }
+  /** A Pod of (probably) a NeoSet; `neoset` is known from its label in Resource mode, unknown in Reference mode. */
+  | { kind: 'pod'; namespace: string; name: string; neoset: string | null }
+  /** A resync tick: every NeoSet. */
+  | { kind: 'all' }
+  /** Nothing of ours (e.g. a Pod without the NeoSet label). */
+  | { kind: 'ignore'; reason: string };
+
+/** A malformed or unsupported event: answered 400 and not redelivered. */
+export class BadEventError extends Error {
+  readonly status = 400;
+  constructor(message: string) {
+    super(message);
+    this.name = 'BadEventError';
+  }
+}
+
+const APISERVER_TYPE = /^dev\.knative\.apiserver\.(resource|ref)\.(add|update|delete)$/;
+const PING_TYPE = 'dev.knative.sources.ping';
+
+const Name = z.string().min(1).max(253);
+const ResourceData = z.object({
+  apiVersion: z.string(),
+  kind: z.string(),
+  metadata: z.object({ name: Name, namespace: Name, labels: z.record(z.string(), z.string()).optional() }),
+});
+const RefData = z.object({ apiVersion: z.string(), kind: z.string(), name: Name, namespace: Name });
+
+export interface ParsedEvent {
+  id: string;
+  type: string;
+  target: Target;
+}
+
+/** Parses a binary- or structured-mode CloudEvent and names its target. Throws BadEventError. */
+export function parseEvent(headers: Record<string, string>, body: string): ParsedEvent {
+  let event: CloudEventV1<unknown>;
+  try {
+    const parsed = HTTP.toEvent({ headers, body });
+    if (Array.isArray(parsed)) throw new BadEventError('batched CloudEvents are not supported: send one event per request');
+    // toEvent does not enforce the required attributes (id, source, type, specversion): validate() does.
+    (parsed as CloudEvent<unknown>).validate();
+    event = parsed as CloudEventV1<unknown>;
+  } catch (err) {
+    if (err instanceof BadEventError) throw err;
+    const detail = (err as { errors?: unknown }).errors;
+    throw new BadEventError(`not a valid CloudEvent: ${(err as Error).message}${detail ? ` ${JSON.stringify(detail)}` : ''}`);
+  }
+  return { id: event.id, type: event.type, target: targetOf(event) };
+}
+
+function targetOf(event: CloudEventV1<unknown>): Target {
+  if (event.type === PING_TYPE) return { kind: 'all' };
+  const m = APISERVER_TYPE.exec(event.type);
+  if (!m) throw new BadEventError(`unsupported event type "${event.type}": expected dev.knative.apiserver.{resource,ref}.{add,update,delete} or ${PING_TYPE}`);
+  let data = event.data;
+  if (typeof data === 'string' || data instanceof Uint8Array) {
+    try {
+      data = JSON.parse(typeof data === 'string' ? data : Buffer.from(data).toString('utf8'));
+    } catch {
+      throw new BadEventError('data: not JSON (datacontenttype must be application/json)');
+    }
+  }
+  const ref = m[1] === 'resource' ? fromResource(data) : fromRef(data);
+  if (ref.kind === KIND) return { kind: 'neoset', namespace: ref.namespace, name: ref.name };
+  if (ref.kind === 'Pod') {
+    if (m[1] === 'resource' && !ref.neoset) return { kind: 'ignore', reason: `pod ${ref.namespace}/${ref.name} has no ${LABEL_NEOSET_NAME} label` };
+    return { kind: 'pod', namespace: ref.namespace, name: ref.name, neoset: ref.neoset };
+  }
+  return { kind: 'ignore', reason: `kind ${ref.kind} is not watched` };
+}
+
+function fromResource(data: unknown) {
+  const r = ResourceData.safeParse(data);
+  if (!r.success) throw new BadEventError(`data: not a Kubernetes object: ${fieldErrors(r.error)}`);
+  const { kind, metadata } = r.data;
+  return { kind, name: metadata.name, namespace: metadata.namespace, neoset: metadata.labels?.[LABEL_NEOSET_NAME] ?? null };
+}
+
+function fromRef(data: unknown) {
+  const r = RefData.safeParse(data);
+  if (!r.success) throw new BadEventError(`data: not an object reference: ${fieldErrors(r.error)}`);
+  return { kind: r.data.kind, name: r.data.name, namespace: r.data.namespace, neoset: null };
+}
+
+const fieldErrors = (e: z.ZodError) => e.issues.map((i) => `data.${i.path.join('.')}: ${i.message}`).join('; ');

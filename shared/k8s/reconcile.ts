@@ -1,0 +1,85 @@
+// One invocation's work, shared by the reconcile and readiness functions: name the NeoSets an event
+// points at, then for each read → decide → apply. Nothing is kept between invocations (SPEC §2).
+import { LABEL_NEOSET_NAME } from '../api/names.ts';
+import type { Pod } from '../core/k8s.ts';
+import type { Plan } from '../core/plan.ts';
+import type { Snapshot } from '../core/snapshot.ts';
+import type { Target } from '../events/target.ts';
+import { reconcileDuration, reconcileTotal } from '../metrics/registry.ts';
+import { applyPlan } from './apply.ts';
+import { ApiError, type KubeClient } from './client.ts';
+import { paths } from './paths.ts';
+import { InvalidNeoSetError, listNeoSets, readSnapshot } from './snapshot-reader.ts';
+
+export interface NeoSetKey {
+  namespace: string;
+  name: string;
+}
+
+export interface Outcome {
+  neoset: string;
+  result: 'ok' | 'conflict' | 'gone' | 'invalid' | 'error';
+  actions: string[];
+  statusWritten: boolean;
+  requeueAfter: number | null;
+  error?: string;
+  /** Whether redelivering the event could help (a transient API failure). */
+  transient?: boolean;
+}
+
+export type Decider = (snapshot: Snapshot, now: Date) => Plan;
+
+/** The NeoSets an event's target names (a Pod in Reference mode costs one read to find its label). */
+export async function neosetsOf(client: KubeClient, target: Target): Promise<NeoSetKey[]> {
+  switch (target.kind) {
+    case 'ignore':
+      return [];
+    case 'all':
+      return listNeoSets(client);
+    case 'neoset':
+      return [{ namespace: target.namespace, name: target.name }];
+    case 'pod': {
+      if (target.neoset) return [{ namespace: target.namespace, name: target.neoset }];
+      const pod = await client.request<Pod>('GET', paths.pod(target.namespace, target.name)).catch((err) => {
+        if (err instanceof ApiError && err.isNotFound) return null;
+        throw err;
+      });
+      const label = pod?.metadata.labels?.[LABEL_NEOSET_NAME];
+      if (label) return [{ namespace: target.namespace, name: label }];
+      if (pod) return [];
+      // The pod is gone (Reference-mode delete): its NeoSet is the one whose name + "-<ordinal>" it had.
+      const all = await listNeoSets(client, target.namespace);
+      return all.filter((n) => new RegExp(`^${escape(n.name)}-\\d+$`).test(target.name));
+    }
+  }
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Reads, decides and applies for one NeoSet. Never throws: the outcome says what happened. */
+export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: Decider, now: () => Date = () => new Date()): Promise<Outcome> {
+  const id = `${key.namespace}/${key.name}`;
+  const stop = reconcileDuration.startTimer();
+  const outcome = await (async (): Promise<Outcome> => {
+    try {
+      const snapshot = await readSnapshot(client, key.namespace, key.name);
+      if (!snapshot) return { neoset: id, result: 'gone', actions: [], statusWritten: false, requeueAfter: null };
+      const plan = decider(snapshot, now());
+      const applied = await applyPlan(client, snapshot, plan, { now });
+      return {
+        neoset: id,
+        result: applied.outcome === 'conflict' ? 'conflict' : 'ok',
+        actions: applied.written,
+        statusWritten: applied.statusWritten,
+        requeueAfter: plan.requeueAfter,
+      };
+    } catch (err) {
+      if (err instanceof InvalidNeoSetError) return { neoset: id, result: 'invalid', actions: [], statusWritten: false, requeueAfter: null, error: err.message };
+      const transient = err instanceof ApiError ? err.isTransient : false;
+      return { neoset: id, result: 'error', actions: [], statusWritten: false, requeueAfter: null, error: (err as Error).message, transient };
+    }
+  })();
+  stop();
+  reconcileTotal.inc({ result: outcome.result });
+  return outcome;
+}
