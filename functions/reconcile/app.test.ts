@@ -39,13 +39,13 @@ describe('reconcile function HTTP contract', () => {
   it('answers 400 with a JSON error naming the problem for a malformed event', async () => {
     const res = await app.request('/', ce('dev.knative.apiserver.resource.update', { kind: 'Pod' }));
     expect(res.status).toBe(400);
-    expect((await res.json()).error).toMatch(/data\.apiVersion|data\.metadata/);
+    expect(((await res.json()) as { error: string }).error).toMatch(/data\.apiVersion|data\.metadata/);
   });
 
   it('answers 400 for a body that is not a CloudEvent at all', async () => {
     const res = await app.request('/', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
     expect(res.status).toBe(400);
-    expect((await res.json()).error).toMatch(/CloudEvent/);
+    expect(((await res.json()) as { error: string }).error).toMatch(/CloudEvent/);
   });
 
   it('answers 503 (redeliver) when the API server cannot be reached', async () => {
