@@ -21,6 +21,8 @@ export interface Observer {
   violations: ObservedViolation[];
   /** States checked. */
   checks: number;
+  /** Every pod state observed, in order, with the local time it was seen. */
+  podHistory: { seenAt: number; type: string; pod: Pod }[];
   neoset(name: string): NeoSet | undefined;
   pods(neoset: string): Pod[];
   /** Resolves with the predicate's value once it is truthy on an observed state. */
@@ -39,6 +41,7 @@ export function startObserver(kc: KubeConfig, namespace: string): Observer {
     ready: Promise.resolve(),
     violations: [],
     checks: 0,
+    podHistory: [],
     neoset: (name) => neosets.get(name),
     pods: (name) =>
       [...pods.values()]
@@ -116,6 +119,7 @@ export function startObserver(kc: KubeConfig, namespace: string): Observer {
       onEvent: (type, obj: KubeObject) => {
         if (type === 'DELETED') pods.delete(obj.metadata.name);
         else pods.set(obj.metadata.name, obj as unknown as Pod);
+        obs.podHistory.push({ seenAt: Date.now(), type, pod: obj as unknown as Pod });
         changed(obj.metadata.labels?.[LABEL_NEOSET_NAME]);
       },
     }),
