@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 // started by test/cluster/global-setup.ts and shared by every integration file).
 export default defineConfig({
   test: {
+    reporters: ['default', './test/summary-reporter.ts'],
     projects: [
       {
         test: {
