@@ -1,0 +1,76 @@
+// Finds etcd, kube-apiserver and kube-controller-manager for the test control plane.
+// Precedence per binary: TEST_ASSET_* (controller-runtime envtest's variables), then the
+// KUBEBUILDER_ASSETS directory (envtest's layout; it ships no kube-controller-manager), then our own
+// build (build-binaries.sh), which is run only when something is still missing.
+import { spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { join } from 'node:path';
+
+export interface Binaries {
+  etcd: string;
+  kubeApiserver: string;
+  kubeControllerManager: string;
+}
+
+const BUILD_SCRIPT = new URL('./build-binaries.sh', import.meta.url).pathname;
+
+const FILES: Record<keyof Binaries, { file: string; env: string }> = {
+  etcd: { file: 'etcd', env: 'TEST_ASSET_ETCD' },
+  kubeApiserver: { file: 'kube-apiserver', env: 'TEST_ASSET_KUBE_APISERVER' },
+  kubeControllerManager: { file: 'kube-controller-manager', env: 'TEST_ASSET_KUBE_CONTROLLER_MANAGER' },
+};
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Where a binary comes from without building: its TEST_ASSET_* variable, else KUBEBUILDER_ASSETS. */
+function fromEnvironment(key: keyof Binaries, env: NodeJS.ProcessEnv): string | undefined {
+  const { file, env: variable } = FILES[key];
+  const explicit = env[variable];
+  if (explicit) {
+    if (!isExecutable(explicit)) throw new Error(`${variable}=${explicit} is not an executable file`);
+    return explicit;
+  }
+  const assets = env.KUBEBUILDER_ASSETS;
+  if (assets && isExecutable(join(assets, file))) return join(assets, file);
+  return undefined;
+}
+
+/** Runs build-binaries.sh (a no-op when the cache is complete) and returns the directory it prints. */
+export function buildBinaries(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    // stderr goes straight to ours: a first build takes many minutes and must show progress.
+    const child = spawn('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const dir = stdout.trim().split('\n').at(-1) ?? '';
+      if (code === 0 && dir) resolve(dir);
+      else reject(new Error(`${BUILD_SCRIPT} exited with ${code}${dir ? `: ${dir}` : ''}`));
+    });
+  });
+}
+
+export async function resolveBinaries(
+  env: NodeJS.ProcessEnv = process.env,
+  log: (line: string) => void = (line) => console.error(line),
+): Promise<Binaries> {
+  const keys = Object.keys(FILES) as (keyof Binaries)[];
+  const found = Object.fromEntries(keys.map((key) => [key, fromEnvironment(key, env)]));
+  const missing = keys.filter((key) => !found[key]);
+  if (missing.length > 0) {
+    if (env.KUBEBUILDER_ASSETS) {
+      log(`KUBEBUILDER_ASSETS lacks ${missing.map((key) => FILES[key].file).join(', ')}: using build-binaries.sh for it`);
+    }
+    const dir = await buildBinaries();
+    for (const key of missing) found[key] = join(dir, FILES[key].file);
+  }
+  return found as unknown as Binaries;
+}

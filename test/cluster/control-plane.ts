@@ -1,0 +1,240 @@
+// A real Kubernetes control plane for tests and local development (SPEC §7): etcd, kube-apiserver
+// and kube-controller-manager as child processes on free loopback ports, with a generated PKI.
+// No kubelet, scheduler or cloud: pods are run by the simulated kubelet (test/kubelet).
+import { KubeConfig } from '@kubernetes/client-node';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { resolveBinaries } from './binaries.ts';
+import { createClusterPki, issueServingCert, LOOPBACK_HOSTS, type ClusterPki } from './certs.ts';
+import { kubeconfigYaml } from './kubeconfig.ts';
+import { freePorts } from './ports.ts';
+import { probe, waitForHealthy, type TlsClient } from './probe.ts';
+import { startProcess, type ManagedProcess } from './processes.ts';
+
+export interface ControlPlaneOptions {
+  /** Working directory (certs, etcd data, logs, kubeconfig). Default: a new temporary directory. */
+  dir?: string;
+  /** Run kube-controller-manager (garbage collector, namespaces, service accounts). Default true. */
+  controllerManager?: boolean;
+  /** Progress lines. Default: none. */
+  log?: (line: string) => void;
+}
+
+export interface ControlPlane {
+  dir: string;
+  /** https URL of kube-apiserver. */
+  server: string;
+  /** Admin kubeconfig (system:masters, credentials embedded). */
+  kubeconfigPath: string;
+  /** kube-apiserver gitVersion from /version, e.g. "v1.37.2". */
+  version: string;
+  /** etcd server version from its /version, e.g. "3.7.0". */
+  etcdVersion: string;
+  caPem: string;
+  /** Log file of each process, by process name. */
+  logs: Record<string, string>;
+  /** Resolves when any of the processes exits (after stop(), or on a crash) with a line saying which. */
+  exited: Promise<string>;
+  /** A new admin KubeConfig for client-node. */
+  kubeConfig(): KubeConfig;
+  /** Stops every process; removes `dir` unless KEEP_CLUSTER_DIR is set. */
+  stop(): Promise<void>;
+}
+
+/**
+ * kube-controller-manager loops we run. Not podgc, node-lifecycle or taint-eviction: with no real
+ * nodes they would delete or evict the simulated kubelet's pods. pvc-protection is needed because
+ * admission puts its finalizer on every PVC (a deleted PVC would otherwise never go away).
+ */
+export const CONTROLLERS = [
+  'garbage-collector-controller',
+  'namespace-controller',
+  'serviceaccount-controller',
+  'serviceaccount-token-controller',
+  'root-ca-certificate-publisher-controller',
+  'persistentvolumeclaim-protection-controller',
+  'persistentvolume-protection-controller',
+  'endpointslice-controller',
+];
+
+const SERVICE_CLUSTER_IP_RANGE = '10.0.0.0/24';
+const SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
+const STARTUP_TIMEOUT_MS = 120_000;
+
+interface Files {
+  ca: string;
+  caKey: string;
+  apiserverCert: string;
+  apiserverKey: string;
+  kcmCert: string;
+  kcmKey: string;
+  serviceAccountKey: string;
+  serviceAccountPub: string;
+  kubeconfig: string;
+  kcmKubeconfig: string;
+}
+
+function filesIn(dir: string): Files {
+  const at = (name: string) => join(dir, name);
+  return {
+    ca: at('pki/ca.crt'),
+    caKey: at('pki/ca.key'),
+    apiserverCert: at('pki/apiserver.crt'),
+    apiserverKey: at('pki/apiserver.key'),
+    kcmCert: at('pki/kube-controller-manager.crt'),
+    kcmKey: at('pki/kube-controller-manager.key'),
+    serviceAccountKey: at('pki/sa.key'),
+    serviceAccountPub: at('pki/sa.pub'),
+    kubeconfig: at('kubeconfig'),
+    kcmKubeconfig: at('kube-controller-manager.kubeconfig'),
+  };
+}
+
+async function writePki(files: Files, pki: ClusterPki, server: string): Promise<void> {
+  // kube-controller-manager serves /healthz with a certificate of our CA, so the probe can verify it.
+  const kcmServing = await issueServingCert(pki.ca, LOOPBACK_HOSTS);
+  const admin = kubeconfigYaml({ server, caPem: pki.ca.certPem, client: pki.admin, user: 'admin' });
+  const kcm = kubeconfigYaml({ server, caPem: pki.ca.certPem, client: pki.controllerManager, user: 'system:kube-controller-manager' });
+  const contents: [string, string][] = [
+    [files.ca, pki.ca.certPem],
+    [files.caKey, pki.ca.keyPem],
+    [files.apiserverCert, pki.apiserver.certPem],
+    [files.apiserverKey, pki.apiserver.keyPem],
+    [files.kcmCert, kcmServing.certPem],
+    [files.kcmKey, kcmServing.keyPem],
+    [files.serviceAccountKey, pki.serviceAccount.privateKeyPem],
+    [files.serviceAccountPub, pki.serviceAccount.publicKeyPem],
+    [files.kubeconfig, admin],
+    [files.kcmKubeconfig, kcm],
+  ];
+  await mkdir(dirname(files.ca), { recursive: true, mode: 0o700 });
+  await Promise.all(contents.map(([path, content]) => writeFile(path, content, { mode: 0o600 })));
+}
+
+function etcdArgs(dir: string, clientPort: number, peerPort: number): string[] {
+  const client = `http://127.0.0.1:${clientPort}`;
+  const peer = `http://127.0.0.1:${peerPort}`;
+  return [
+    '--name=neoset',
+    `--data-dir=${join(dir, 'etcd')}`,
+    `--listen-client-urls=${client}`,
+    `--advertise-client-urls=${client}`,
+    `--listen-peer-urls=${peer}`,
+    `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=neoset=${peer}`,
+    // Throwaway data: durability buys nothing and fsync dominates write latency on a busy disk.
+    '--unsafe-no-fsync',
+    '--log-level=warn',
+  ];
+}
+
+function apiserverArgs(files: Files, port: number, etcdPort: number): string[] {
+  return [
+    `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${port}`,
+    `--tls-cert-file=${files.apiserverCert}`,
+    `--tls-private-key-file=${files.apiserverKey}`,
+    `--client-ca-file=${files.ca}`,
+    '--authorization-mode=Node,RBAC',
+    `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
+    `--service-account-key-file=${files.serviceAccountPub}`,
+    `--service-account-signing-key-file=${files.serviceAccountKey}`,
+    `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
+    '--allow-privileged=true',
+    // The "kubernetes" Service's endpoints would be 127.0.0.1, which Endpoints validation rejects.
+    '--endpoint-reconciler-type=none',
+    '--profiling=false',
+  ];
+}
+
+function controllerManagerArgs(files: Files, port: number): string[] {
+  return [
+    `--kubeconfig=${files.kcmKubeconfig}`,
+    // Each loop runs as its own kube-system ServiceAccount, bound by RBAC's bootstrap controller roles
+    // (as kubeadm does); system:kube-controller-manager alone may not, e.g., publish kube-root-ca.crt.
+    '--use-service-account-credentials=true',
+    '--bind-address=127.0.0.1',
+    `--secure-port=${port}`,
+    `--tls-cert-file=${files.kcmCert}`,
+    `--tls-private-key-file=${files.kcmKey}`,
+    '--leader-elect=false',
+    `--controllers=${CONTROLLERS.join(',')}`,
+    `--root-ca-file=${files.ca}`,
+    `--service-account-private-key-file=${files.serviceAccountKey}`,
+    '--profiling=false',
+  ];
+}
+
+async function versionOf(url: string, tls: TlsClient | undefined, field: string): Promise<string> {
+  const answer = await probe(url, tls);
+  if (answer?.status !== 200) throw new Error(`GET ${url}: ${answer ? answer.status : 'no answer'}`);
+  return String(JSON.parse(answer.body)[field]);
+}
+
+export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const log = opts.log ?? (() => {});
+  const started = Date.now();
+  const dir = opts.dir ?? (await mkdtemp(join(tmpdir(), 'neoset-control-plane-')));
+  await mkdir(dir, { recursive: true });
+  const [binaries, pki, ports] = await Promise.all([resolveBinaries(), createClusterPki(), freePorts(4)]);
+  const [etcdPort, etcdPeerPort, apiserverPort, kcmPort] = ports;
+  const server = `https://127.0.0.1:${apiserverPort}`;
+  const files = filesIn(dir);
+  await writePki(files, pki, server);
+  const admin: TlsClient = { ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem };
+  const processes = new Map<string, ManagedProcess>();
+  const stopAll = async () => {
+    // Controllers first, storage last: nothing should see etcd vanish while still serving.
+    await Promise.all([processes.get('kube-controller-manager')?.stop(), processes.get('kube-apiserver')?.stop()]);
+    await processes.get('etcd')?.stop();
+  };
+  const spawnLogged = (name: string, binary: string, args: string[]) => {
+    const child = startProcess(name, binary, args, join(dir, `${name}.log`));
+    processes.set(name, child);
+    log(`started ${name} (pid ${child.pid}), log ${child.logPath}`);
+    return child;
+  };
+  try {
+    const etcd = spawnLogged('etcd', binaries.etcd, etcdArgs(dir, etcdPort, etcdPeerPort));
+    await waitForHealthy(etcd, `http://127.0.0.1:${etcdPort}/health`, undefined, STARTUP_TIMEOUT_MS);
+    const apiserver = spawnLogged('kube-apiserver', binaries.kubeApiserver, apiserverArgs(files, apiserverPort, etcdPort));
+    await waitForHealthy(apiserver, `${server}/readyz`, admin, STARTUP_TIMEOUT_MS);
+    if (opts.controllerManager ?? true) {
+      const kcm = spawnLogged('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(files, kcmPort));
+      await waitForHealthy(kcm, `https://127.0.0.1:${kcmPort}/healthz`, { ca: pki.ca.certPem }, STARTUP_TIMEOUT_MS);
+    }
+    const [version, etcdVersion] = await Promise.all([
+      versionOf(`${server}/version`, admin, 'gitVersion'),
+      versionOf(`http://127.0.0.1:${etcdPort}/version`, undefined, 'etcdserver'),
+    ]);
+    log(`control plane ready in ${Date.now() - started} ms: kube-apiserver ${version} (etcd ${etcdVersion}) at ${server}`);
+    return {
+      dir,
+      server,
+      kubeconfigPath: files.kubeconfig,
+      version,
+      etcdVersion,
+      caPem: pki.ca.certPem,
+      logs: Object.fromEntries([...processes.values()].map((p) => [p.name, p.logPath])),
+      exited: Promise.race([...processes.values()].map(async (p) => `${p.name} exited (${await p.exited}); log ${p.logPath}`)),
+      kubeConfig() {
+        const kc = new KubeConfig();
+        kc.loadFromFile(files.kubeconfig);
+        return kc;
+      },
+      async stop() {
+        await stopAll();
+        if (!process.env.KEEP_CLUSTER_DIR) await rm(dir, { recursive: true, force: true });
+        else log(`kept ${dir} (KEEP_CLUSTER_DIR)`);
+      },
+    };
+  } catch (error) {
+    await stopAll();
+    // The directory stays: its logs are what explains the failure.
+    const logs = [...processes.values()].map((p) => `  ${p.name}: ${p.logPath}`).join('\n');
+    throw new Error(`control plane failed to start (files kept in ${dir}; logs:\n${logs})\n${(error as Error).message}`, { cause: error });
+  }
+}

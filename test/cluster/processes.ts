@@ -1,0 +1,84 @@
+// Child processes of a test control plane: each logs to its own file and never outlives us.
+//
+// Two guards against orphans. (1) On Linux every child is started through util-linux `setpriv
+// --pdeathsig KILL`, so the kernel kills it when our process dies for any reason, SIGKILL included
+// (the death signal survives the exec into etcd/kube-*). (2) A process 'exit' hook SIGKILLs whatever
+// is still running, for platforms without setpriv and for a plain process.exit().
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+
+export interface ManagedProcess {
+  name: string;
+  pid: number;
+  logPath: string;
+  /** Resolves with the exit code (or signal name) once the process has exited. */
+  exited: Promise<number | string>;
+  hasExited(): boolean;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+  /** The last lines of its log, for error messages. */
+  tail(lines?: number): string;
+}
+
+// Process-wide by nature: the exit hook must reach every child of every control plane in this process.
+const running = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const child of running) child.kill('SIGKILL');
+  });
+}
+
+let pdeathsig: boolean | undefined;
+function hasPdeathsig(): boolean {
+  pdeathsig ??= process.platform === 'linux' && spawnSync('setpriv', ['--help']).stdout?.toString().includes('--pdeathsig') === true;
+  return pdeathsig;
+}
+
+export function tailFile(path: string, lines = 30): string {
+  try {
+    return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+export function startProcess(name: string, command: string, args: string[], logPath: string): ManagedProcess {
+  installExitHook();
+  const log = openSync(logPath, 'a');
+  const [file, argv] = hasPdeathsig() ? ['setpriv', ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
+  const child = spawn(file, argv, { stdio: ['ignore', log, log] });
+  closeSync(log);
+  let done = false;
+  const exited = new Promise<number | string>((resolve) => {
+    child.on('error', (error) => {
+      done = true;
+      resolve(error.message);
+    });
+    child.on('exit', (code, signal) => {
+      done = true;
+      running.delete(child);
+      resolve(code ?? signal ?? 'unknown');
+    });
+  });
+  if (child.pid === undefined) throw new Error(`${name}: could not start ${command}`);
+  running.add(child);
+  return {
+    name,
+    pid: child.pid,
+    logPath,
+    exited,
+    hasExited: () => done,
+    async stop(graceMs = 5000) {
+      if (done) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+    tail: (lines) => tailFile(logPath, lines),
+  };
+}
