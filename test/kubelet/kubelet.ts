@@ -1,0 +1,255 @@
+// A simulated kubelet: no containers run on the test machine, so this program plays kubelet (and the
+// scheduler's bind) against a real kube-apiserver, through the same API calls kubelet makes:
+// register the Node and renew its Lease, bind unscheduled pods (pods/binding), report pod status
+// (pods/status), restart a container whose image changed in place, and confirm graceful deletions.
+// Everything it needs to resume is in the pods themselves (SPEC §7).
+
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod, type V1PodStatus } from '@kubernetes/client-node';
+import { describeError, statusCode } from './api-errors.ts';
+import { newContainerID } from './image.ts';
+import { registerNode } from './node.ts';
+import { createPodIPs } from './pod-ips.ts';
+import { simulatePod, terminatedStatus, type SimSettings } from './pod-status.ts';
+import { startPodWatch, type WirePod } from './pod-watch.ts';
+import { createWorkQueue } from './work-queue.ts';
+
+export interface KubeletOptions {
+  kubeConfig: KubeConfig;
+  /** Default `sim-node`. Several kubelets with different node names may share a cluster. */
+  nodeName?: string;
+  /** Bind and run only the pods of this namespace; every namespace when omitted. */
+  namespace?: string;
+  /** Pod bound → containers running. Default 200. */
+  startDelayMs?: number;
+  /** Container started → ready (stands for the readinessProbe). Default 300. */
+  readyDelayMs?: number;
+  /** Time between two crashes of a container whose image tag ends in `-crashloop`. Default 1000. */
+  crashLoopRestartMs?: number;
+  /** A deleted pod is confirmed after min(its deletionGracePeriodSeconds, this). Default 2. */
+  maxGraceSeconds?: number;
+  /** Full relist period (the watch alone is not trusted). Default 3000. */
+  resyncMs?: number;
+  log?: (msg: string) => void;
+}
+
+export interface Kubelet {
+  nodeName: string;
+  /** Stops watching, timers and the lease; resolves when nothing of this kubelet is running. */
+  stop(): Promise<void>;
+}
+
+/** What the kubelet remembers of a pod: only millisecond starts, which the API cannot store. */
+interface Tracked {
+  uid: string;
+  marks: Map<string, number>;
+  deletingSince?: number;
+}
+
+type Outcome = 'done' | 'again';
+
+export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
+  const nodeName = opts.nodeName ?? 'sim-node';
+  const maxGraceSeconds = opts.maxGraceSeconds ?? 2;
+  const log = (msg: string): void => opts.log?.(`[kubelet ${nodeName}] ${msg}`);
+  const core = opts.kubeConfig.makeApiClient(CoreV1Api);
+  const node = await registerNode(opts.kubeConfig, nodeName, log);
+  const settings: SimSettings = {
+    hostIP: node.hostIP,
+    startDelayMs: opts.startDelayMs ?? 200,
+    readyDelayMs: opts.readyDelayMs ?? 300,
+    crashLoopRestartMs: opts.crashLoopRestartMs ?? 1000,
+  };
+  const ips = createPodIPs(node.podSubnet);
+  const tracked = new Map<string, Tracked>();
+
+  const forget = (key: string): void => {
+    const t = tracked.get(key);
+    if (t) ips.release(t.uid);
+    tracked.delete(key);
+    queue.cancel(key);
+  };
+  const track = (key: string, uid: string): Tracked => {
+    let t = tracked.get(key);
+    if (t?.uid !== uid) {
+      if (t) ips.release(t.uid); // a new pod under an old name (a StatefulSet-style recreate)
+      t = { uid, marks: new Map() };
+      tracked.set(key, t);
+    }
+    return t;
+  };
+
+  const readPod = async (key: string): Promise<V1Pod | undefined> => {
+    const [namespace, name] = key.split('/');
+    try {
+      return await core.readNamespacedPod({ name, namespace });
+    } catch (err) {
+      if (statusCode(err) === 404) return undefined;
+      throw err;
+    }
+  };
+
+  /** One conditional status write: the resourceVersion it was computed from is a precondition. */
+  const writeStatus = async (key: string, pod: V1Pod, status: V1PodStatus): Promise<Outcome> => {
+    const { name, namespace, resourceVersion } = pod.metadata!;
+    try {
+      await core.patchNamespacedPodStatus(
+        { name: name!, namespace: namespace!, body: { metadata: { resourceVersion }, status } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      return 'done';
+    } catch (err) {
+      if (statusCode(err) === 409) return 'again';
+      if (statusCode(err) === 404) {
+        forget(key);
+        return 'done';
+      }
+      throw err;
+    }
+  };
+
+  const bind = async (pod: V1Pod): Promise<Outcome> => {
+    const { name, namespace, uid } = pod.metadata!;
+    if (pod.metadata?.deletionTimestamp || (pod.spec?.schedulingGates?.length ?? 0) > 0) return 'done';
+    try {
+      await core.createNamespacedPodBinding({
+        name: name!,
+        namespace: namespace!,
+        body: {
+          apiVersion: 'v1',
+          kind: 'Binding',
+          metadata: { name, namespace, uid },
+          target: { apiVersion: 'v1', kind: 'Node', name: nodeName },
+        },
+      });
+      log(`bound ${namespace}/${name}`);
+      return 'again';
+    } catch (err) {
+      if (statusCode(err) === 404) return 'done';
+      if (statusCode(err) === 409) return 'again'; // bound meanwhile (maybe by another kubelet): look again
+      throw err;
+    }
+  };
+
+  /** Graceful deletion: wait out the (capped) grace period, report the stopped containers, confirm. */
+  const terminate = async (key: string, pod: V1Pod, t: Tracked): Promise<Outcome> => {
+    const { name, namespace, uid, deletionGracePeriodSeconds = 0, finalizers = [] } = pod.metadata!;
+    const terminal = pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+    // Confirmed already; what holds the pod now is its finalizers, the API server's business.
+    if (terminal && deletionGracePeriodSeconds === 0 && finalizers.length > 0) return 'done';
+    const now = Date.now();
+    t.deletingSince ??= now;
+    const due = t.deletingSince + Math.min(deletionGracePeriodSeconds, maxGraceSeconds) * 1000;
+    if (now < due) {
+      queue.wakeAt(key, due);
+      return 'done';
+    }
+    if (!terminal) {
+      const outcome = await writeStatus(key, pod, terminatedStatus(pod, now));
+      if (outcome !== 'done' || !tracked.has(key)) return outcome;
+    }
+    try {
+      // With a body, the API server reads DeleteOptions from it alone (query parameters are ignored).
+      await core.deleteNamespacedPod({ name: name!, namespace: namespace!, body: { gracePeriodSeconds: 0, preconditions: { uid } } });
+      log(`confirmed deletion of ${key}`);
+    } catch (err) {
+      if (statusCode(err) !== 404 && statusCode(err) !== 409) throw err;
+    }
+    return 'done';
+  };
+
+  const reconcile = async (key: string, pod: V1Pod): Promise<Outcome> => {
+    if (!pod.spec?.nodeName) return bind(pod);
+    if (pod.spec.nodeName !== nodeName) {
+      forget(key);
+      return 'done';
+    }
+    const t = track(key, pod.metadata!.uid!);
+    if (pod.metadata?.deletionTimestamp) return terminate(key, pod, t);
+    if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return 'done';
+    const now = Date.now();
+    const podIP = ips.ensure(t.uid, pod.status?.podIP);
+    const next = simulatePod(pod, settings, { now, podIP, seen: (k) => t.marks.get(k), newContainerID });
+    if (!sameFields(pod.status ?? {}, next.status)) {
+      const outcome = await writeStatus(key, pod, next.status);
+      if (outcome !== 'done') return outcome;
+      for (const [k, at] of Object.entries(next.marks)) t.marks.set(k, at);
+      const live = new Set(['pod', ...(next.status.containerStatuses ?? []).map((cs) => cs.containerID)]);
+      for (const k of t.marks.keys()) if (!live.has(k)) t.marks.delete(k);
+      log(`${key}: ${summary(next.status)}`);
+    }
+    if (next.wakeAt !== undefined) queue.wakeAt(key, next.wakeAt);
+    return 'done';
+  };
+
+  const sync = async (key: string, snapshot: V1Pod | undefined): Promise<void> => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const pod = attempt === 0 && snapshot ? snapshot : await readPod(key);
+      if (!pod) {
+        forget(key);
+        return;
+      }
+      if ((await reconcile(key, pod)) === 'done') return;
+    }
+    queue.wakeAt(key, Date.now() + 1000); // still conflicting: someone else is busy with it
+  };
+
+  const queue = createWorkQueue<V1Pod>(sync, log);
+  const concerns = (pod: { spec?: { nodeName?: string } }, key: string): boolean =>
+    !pod.spec?.nodeName || pod.spec.nodeName === nodeName || tracked.has(key);
+
+  const watch = await startPodWatch({
+    kubeConfig: opts.kubeConfig,
+    namespace: opts.namespace,
+    resyncMs: opts.resyncMs ?? 3000,
+    onList(pods) {
+      const listed = new Set<string>();
+      for (const pod of pods) {
+        const key = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
+        if (!concerns(pod, key)) continue;
+        listed.add(key);
+        // Learn every pod IP in use before handing out new ones (matters after a restart).
+        if (pod.spec?.nodeName === nodeName && pod.status?.podIP) ips.ensure(pod.metadata!.uid!, pod.status.podIP);
+        queue.enqueue(key, pod);
+      }
+      for (const key of tracked.keys()) if (!listed.has(key)) queue.enqueue(key);
+    },
+    onEvent(type, pod: WirePod) {
+      const key = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
+      if (type === 'DELETED' ? tracked.has(key) : concerns(pod, key)) queue.enqueue(key);
+    },
+    log,
+  });
+  log(`started (namespace ${opts.namespace ?? '*'}, host ${node.hostIP}, pods ${node.podSubnet}.0/24)`);
+
+  return {
+    nodeName,
+    async stop() {
+      await watch.stop();
+      await queue.stop();
+      await node.stop();
+      log('stopped');
+    },
+  };
+}
+
+/** Whether `current` already has every field of `next` (compared as JSON, nulls and undefined alike). */
+function sameFields(current: V1PodStatus, next: V1PodStatus): boolean {
+  return Object.entries(next).every(([k, v]) => canonical(current[k as keyof V1PodStatus]) === canonical(v));
+}
+
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null || Array.isArray(v) || typeof v !== 'object') return v ?? undefined;
+    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== null && x !== undefined);
+    return Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  }) ?? '';
+}
+
+function summary(status: V1PodStatus): string {
+  const containers = (status.containerStatuses ?? []).map((cs) => {
+    const state = cs.state?.running ? 'running' : (cs.state?.waiting?.reason ?? (cs.state?.terminated ? 'terminated' : '?'));
+    return `${cs.name}=${state}${cs.ready ? '/ready' : ''} restarts=${cs.restartCount} ${cs.image}`;
+  });
+  const ready = status.conditions?.find((c) => c.type === 'Ready')?.status;
+  return `${status.phase} ip=${status.podIP ?? '-'} Ready=${ready} ${containers.join(', ')}`;
+}
