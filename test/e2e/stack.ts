@@ -75,8 +75,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     async stop() {
       await pump.stop();
       observer.stop();
+      // The kubelet confirms the pods' deletions, so it outlives the namespace.
+      await ns.cleanup({ wait: true }).catch(() => {});
       await kubelet.stop();
-      await ns.cleanup();
     },
   };
 }
