@@ -1,0 +1,47 @@
+// Can the change between two pod templates be made in place (SPEC §4.4)? Only container images and
+// the template's labels and annotations can: kubelet restarts a container whose image was patched,
+// while any other Pod spec field is immutable on a running Pod (or, for the few that are not, NeoSet
+// does not patch it), so such a change means delete and recreate. Shared by admission (InPlaceOnly
+// refuses the rest) and the core (InPlaceIfPossible decides between patch and recreate).
+import { fieldPath, type PathSegment } from './field-path.ts';
+import { isPlainObject, jsonEqual, type JsonObject } from './json.ts';
+
+/** Structurally a PodTemplateSpec; PodTemplateSpec and a ControllerRevision's stored template both fit. */
+export interface PodTemplateLike {
+  metadata?: object;
+  spec?: object;
+}
+
+const IN_PLACE_METADATA = new Set(['labels', 'annotations']);
+
+function changedKeys(a: JsonObject, b: JsonObject, at: PathSegment[], except: Set<string>): string[] {
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => !except.has(k)).sort();
+  return keys.filter((k) => !jsonEqual(a[k], b[k])).map((k) => fieldPath([...at, k]));
+}
+
+function containerBlockers(a: unknown, b: unknown): string[] {
+  if (!Array.isArray(a) || !Array.isArray(b)) return jsonEqual(a, b) ? [] : ['spec.containers'];
+  // Adding or removing a container changes the Pod's container list, which is immutable.
+  if (a.length !== b.length) return ['spec.containers'];
+  return a.flatMap((before, i) => {
+    const after = b[i];
+    if (!isPlainObject(before) || !isPlainObject(after)) return jsonEqual(before, after) ? [] : [fieldPath(['spec', 'containers', i])];
+    return changedKeys(before, after, ['spec', 'containers', i], new Set(['image']));
+  });
+}
+
+const asObject = (value: unknown): JsonObject => (isPlainObject(value) ? value : {});
+
+/**
+ * The field paths, relative to the template (`spec.containers[0].env`, `metadata.name`), whose
+ * change cannot be made in place. Empty: the change (if any) is images and labels/annotations only.
+ */
+export function inPlaceChangeBlockers(oldTemplate: PodTemplateLike, newTemplate: PodTemplateLike): string[] {
+  const oldSpec = asObject(oldTemplate.spec);
+  const newSpec = asObject(newTemplate.spec);
+  return [
+    ...changedKeys(asObject(oldTemplate.metadata), asObject(newTemplate.metadata), ['metadata'], IN_PLACE_METADATA),
+    ...containerBlockers(oldSpec.containers, newSpec.containers),
+    ...changedKeys(oldSpec, newSpec, ['spec'], new Set(['containers'])),
+  ];
+}

@@ -1,0 +1,116 @@
+// /validate's rules (SPEC §5) over a NeoSet that already parsed with the zod schema (defaults
+// applied). Each rule returns issues naming the field path and the limit; nothing throws.
+import type { NeoSet } from '../api/neoset.ts';
+import { capIssues } from './resources.ts';
+import { inPlaceChangeBlockers } from './in-place-change.ts';
+import { issue, sameIssue, type Issue } from './issue.ts';
+import { brief, jsonEqual } from './json.ts';
+import { LIMIT_VARIABLES, type AdmissionLimits } from './limits.ts';
+import { selectorShapeIssues, unmetRequirements } from './selector.ts';
+import { joinPath } from './field-path.ts';
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/**
+ * A revision is `<neoset>-<hash>` (hash up to 10 characters, as the StatefulSet controller's) and is
+ * also the pods' controller-revision-hash label value, limited to 63 characters: 63 - 11 = 52.
+ * (A longer StatefulSet name is accepted by Kubernetes and then fails on every pod: kubernetes#64023.)
+ */
+export const MAX_NAME_LENGTH = 52;
+
+/** The name pods will be named after; on a CREATE with generateName, a stand-in of the final length. */
+export function neosetName(neoset: NeoSet): string {
+  const generateName = neoset.metadata.generateName;
+  if (neoset.metadata.name === '' && typeof generateName === 'string') return `${generateName}xxxxx`;
+  return neoset.metadata.name;
+}
+
+function nameIssues(neoset: NeoSet): Issue[] {
+  const name = neosetName(neoset);
+  if (!DNS_LABEL.test(name)) {
+    return [issue('metadata.name', `${JSON.stringify(name)} must be a DNS label (lower-case letters, digits and '-'): it is the pods' hostname prefix`)];
+  }
+  if (name.length > MAX_NAME_LENGTH) {
+    return [issue('metadata.name', `${name.length} characters is over the limit of ${MAX_NAME_LENGTH}: the revision label <name>-<hash> must fit in 63`)];
+  }
+  return [];
+}
+
+/** maxUnavailable: an integer >= 1 or a percentage from 1% to 100% (SPEC §3, §5). */
+function maxUnavailableIssues(value: number | string): Issue[] {
+  const path = 'spec.updateStrategy.maxUnavailable';
+  if (typeof value === 'number') {
+    return value < 1 ? [issue(path, `${value} must be at least 1 (or a percentage from 1% to 100%)`)] : [];
+  }
+  const percent = /^(\d{1,10})%$/.exec(value);
+  if (!percent) return [issue(path, `${JSON.stringify(value)} must be an integer >= 1 or a percentage such as "25%" (1% to 100%)`)];
+  const p = Number(percent[1]);
+  if (p < 1) return [issue(path, `${value} must be at least 1%`)];
+  if (p > 100) return [issue(path, `${value} is over 100%`)];
+  return [];
+}
+
+function readinessIssues(neoset: NeoSet): Issue[] {
+  if (neoset.spec.updateStrategy.inPlaceUpdateStrategy.readiness !== 'Probe') return [];
+  return neoset.spec.template.spec.containers.flatMap((c, i) =>
+    c.readinessProbe === undefined
+      ? [issue(`spec.template.spec.containers[${i}].readinessProbe`, `container "${c.name}" needs one: spec.updateStrategy.inPlaceUpdateStrategy.readiness is Probe (or set it to Ready)`)]
+      : [],
+  );
+}
+
+function selectorIssues(neoset: NeoSet): Issue[] {
+  const shape = selectorShapeIssues(neoset.spec.selector, 'spec.selector');
+  if (shape.length > 0) return shape;
+  const unmet = unmetRequirements(neoset.spec.selector, neoset.spec.template.metadata?.labels ?? {});
+  if (unmet.length === 0) return [];
+  return [issue('spec.selector', `does not select the template's labels (spec.template.metadata.labels): unmet ${unmet.join(', ')}`)];
+}
+
+/** The rules over one NeoSet, as it would be stored. */
+export function neosetIssues(neoset: NeoSet, limits: AdmissionLimits): Issue[] {
+  const { spec } = neoset;
+  const quota =
+    spec.replicas > limits.maxReplicas
+      ? [issue('spec.replicas', `${spec.replicas} is over the quota of ${limits.maxReplicas} (${LIMIT_VARIABLES.maxReplicas})`, true)]
+      : [];
+  return [
+    ...nameIssues(neoset),
+    ...quota,
+    ...selectorIssues(neoset),
+    ...maxUnavailableIssues(spec.updateStrategy.maxUnavailable),
+    ...readinessIssues(neoset),
+    ...capIssues(neoset, limits),
+  ];
+}
+
+const IMMUTABLE = ['selector', 'serviceName', 'volumeClaimTemplates', 'podManagementPolicy'] as const;
+
+/** What an UPDATE may not do: change an immutable field, or (InPlaceOnly) a template change that is not in place. */
+export function updateIssues(old: NeoSet, neoset: NeoSet): Issue[] {
+  const issues: Issue[] = [];
+  for (const field of IMMUTABLE) {
+    const before = old.spec[field];
+    const after = neoset.spec[field];
+    if (!jsonEqual(before ?? null, after ?? null)) {
+      issues.push(issue(`spec.${field}`, `field is immutable (was ${brief(before ?? null, 60)}, now ${brief(after ?? null, 60)})`));
+    }
+  }
+  if (neoset.spec.updateStrategy.type === 'InPlaceOnly') {
+    for (const blocker of inPlaceChangeBlockers(old.spec.template, neoset.spec.template)) {
+      issues.push(issue(joinPath('spec.template', blocker), 'cannot change in place and spec.updateStrategy.type is InPlaceOnly (only container images and template labels/annotations can)'));
+    }
+  }
+  return issues;
+}
+
+/**
+ * All issues of a CREATE or UPDATE. An UPDATE is refused only for what it makes worse: an issue the
+ * old object already had (say, the quota was lowered after it was created) does not block edits of
+ * other fields — or the removal of a finalizer — as Kubernetes' own validation ratcheting does.
+ */
+export function reviewIssues(neoset: NeoSet, old: NeoSet | null, limits: AdmissionLimits): Issue[] {
+  const current = neosetIssues(neoset, limits);
+  if (old === null) return current;
+  const before = neosetIssues(old, limits);
+  return [...current.filter((i) => !before.some((b) => sameIssue(b, i))), ...updateIssues(old, neoset)];
+}
