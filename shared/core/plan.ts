@@ -23,6 +23,16 @@ export interface InPlaceState {
   targetImages?: Record<string, string>;
   /** container name -> imageID reported before the patch. */
   previousImageIDs?: Record<string, string>;
+  /**
+   * container name -> containerID reported before the patch. A new container ID also proves the
+   * restart when the new tag resolves to the same digest as the old one (same imageID). Optional.
+   */
+  previousContainerIDs?: Record<string, string>;
+  /**
+   * True when the pod was already unavailable when the update started: it was taken outside the
+   * maxUnavailable budget (§4.4 rescue) and does not count as unavailability caused by the update.
+   */
+  rescue?: boolean;
 }
 
 /** A Kubernetes Event to record for an action. */
@@ -49,9 +59,28 @@ export type Action =
   /** Set the InPlaceUpdateReady condition through pods/status (step 1b False, step 4 True, and True on a new pod). */
   | { kind: 'setInPlaceReady'; pod: ObjectRef; status: 'True' | 'False'; reason: string; message: string }
   /** In-place step 2: one patch — new images, controller-revision-hash label, state annotation (phase Updating). */
-  | { kind: 'patchImages'; pod: ObjectRef; images: Record<string, string>; revision: string; state: InPlaceState; event: EventSpec }
+  | {
+      kind: 'patchImages';
+      pod: ObjectRef;
+      images: Record<string, string>;
+      revision: string;
+      state: InPlaceState;
+      event: EventSpec;
+      /** Template label changes carried in place (merge-patch: null removes). Absent when none. */
+      labels?: Record<string, string | null>;
+      /** Template annotation changes carried in place (merge-patch: null removes). Absent when none. */
+      annotations?: Record<string, string | null>;
+    }
   /** In-place step 4: remove the state annotation; the update took durationSeconds (observed once, by the writer). */
-  | { kind: 'finishInPlaceUpdate'; pod: ObjectRef; revision: string; durationSeconds: number; event: EventSpec }
+  | {
+      kind: 'finishInPlaceUpdate';
+      pod: ObjectRef;
+      revision: string;
+      durationSeconds: number;
+      event: EventSpec;
+      /** True when the update was abandoned before the image patch (no duration to observe). */
+      aborted?: boolean;
+    }
   /** An Event not tied to a single write (rollout complete, deadline exceeded). `key` makes it idempotent. */
   | { kind: 'recordEvent'; key: string; event: EventSpec };
 

@@ -1,0 +1,60 @@
+// The NeoSet conditions (§4.6, seed ch.8): Available, Progressing, Paused, ReadyForUpgrade, each with
+// observedGeneration; lastTransitionTime changes only when the status flips (monitoring alerts on
+// "False for 5 minutes" rely on it).
+import type { Condition, Phase } from '../api/neoset.ts';
+import type { FailureReason } from './phase.ts';
+import { rfc3339 } from './time.ts';
+
+export interface ConditionFacts {
+  generation: number;
+  nowMs: number;
+  replicas: number;
+  maxUnavailable: number;
+  /** Pods 0..replicas-1 available (Ready for minReadySeconds). */
+  available: number;
+  /** Pods 0..replicas-1 on updateRevision with no update in flight. */
+  updated: number;
+  pending: boolean;
+  pause: boolean;
+  phase: Phase;
+  failure: { reason: FailureReason; message: string } | null;
+}
+
+type Draft = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
+
+export function neosetConditions(f: ConditionFacts, previous: Condition[] | undefined): Condition[] {
+  const isAvailable = f.available >= f.replicas - f.maxUnavailable;
+  const progressing = f.pending && !f.failure;
+  const updated = `${f.updated}/${f.replicas} updated`;
+  const drafts: Draft[] = [
+    {
+      type: 'Available',
+      status: isAvailable ? 'True' : 'False',
+      reason: isAvailable ? 'EnoughReplicas' : 'NotEnoughReplicas',
+      message: `${f.available}/${f.replicas} ready`,
+    },
+    {
+      type: 'Progressing',
+      status: progressing ? 'True' : 'False',
+      reason: f.failure ? f.failure.reason : f.phase,
+      message: f.failure ? `${updated}; ${f.failure.message}` : updated,
+    },
+    {
+      type: 'Paused',
+      status: f.pause ? 'True' : 'False',
+      reason: f.pause ? 'PausedByUser' : 'NotPaused',
+      message: `pause=${f.pause}`,
+    },
+    {
+      type: 'ReadyForUpgrade',
+      status: isAvailable && !progressing ? 'True' : 'False',
+      reason: !isAvailable ? 'NotAvailable' : progressing ? 'RolloutInProgress' : 'ReadyForUpgrade',
+      message: !isAvailable ? 'not enough replicas available' : progressing ? updated : 'a new rollout can start',
+    },
+  ];
+  return drafts.map((d) => {
+    const old = previous?.find((c) => c.type === d.type);
+    const lastTransitionTime = old && old.status === d.status ? old.lastTransitionTime : rfc3339(f.nowMs);
+    return { ...d, lastTransitionTime, observedGeneration: f.generation };
+  });
+}

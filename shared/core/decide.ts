@@ -1,0 +1,116 @@
+// decide(snapshot, now) -> plan: the whole NeoSet decision as a pure function (SPEC §2, §4).
+//
+// Order of the actions, so that applying any prefix of the plan (a 409 or a crash stops the
+// applier) leaves a state from which the next decide() finishes the job — memory before effects:
+//   1. revisions (createRevision / renumberRevision) before any pod labelled with them;
+//   2. claims' owners, then each missing claim before its pod, the condemned pod's claims before the pod;
+//   3. one write per pod: scaling deletes, else the next step of an update in flight, else opening
+//      the gate, else the start of an update (the state annotation before the condition);
+//   4. Events not tied to a write; 5. pruning history (no one depends on it).
+// The status goes last, written by the applier only when plan.status is not null.
+import { isAvailable } from './availability.ts';
+import { inFlightStep, openGate } from './in-place.ts';
+import { sameJson } from './json.ts';
+import type { PersistentVolumeClaim } from './k8s.ts';
+import { observe, type Observed } from './observed.ts';
+import { rolloutPending, type FailureReason } from './phase.ts';
+import type { Action, Plan } from './plan.ts';
+import { pruneRevisions } from './revisions.ts';
+import { claimOwnerActions, scalingActions } from './scaling.ts';
+import type { Snapshot } from './snapshot.ts';
+import { computeStatus } from './status.ts';
+import { Wakeups } from './time.ts';
+import { blockedPods, startUpdates } from './update.ts';
+
+export function decide(snapshot: Snapshot, now: Date): Plan {
+  // A NeoSet being deleted: the garbage collector removes what it owns; nothing to decide.
+  if (snapshot.neoset.metadata.deletionTimestamp) return { actions: [], status: null, requeueAfter: null };
+  const o = observe(snapshot, now.getTime());
+  const wake = new Wakeups(o.nowMs);
+  const pvcs = new Map<string, PersistentVolumeClaim>(snapshot.pvcs.map((p) => [p.metadata.name, p]));
+  const touched = new Set<string>();
+  const actions: Action[] = [...o.revisions.actions, ...claimOwnerActions(o, pvcs), ...scalingActions(o, pvcs, touched)];
+  const events: Action[] = [];
+
+  let failure: { reason: FailureReason; message: string } | null = null;
+  for (const v of o.pods) {
+    if (touched.has(v.name) || v.terminating || v.finished) continue;
+    let action: Action | null = null;
+    if (v.state !== null && v.inRange) {
+      const step = inFlightStep(o, v, wake);
+      action = step.action;
+      if (step.deadlineExceeded) {
+        const timeout = o.neoset.spec.updateStrategy.inPlaceUpdateStrategy.timeoutSeconds;
+        const message = `pod ${v.name}: in-place update to ${v.state.revision} not done within ${timeout}s`;
+        failure ??= { reason: 'ProgressDeadlineExceeded', message };
+        events.push({
+          kind: 'recordEvent',
+          key: `deadline-exceeded/${v.name}/${v.state.startedAt}`,
+          event: { type: 'Warning', reason: 'ProgressDeadlineExceeded', message },
+        });
+      }
+    } else if (v.state === null) {
+      action = openGate(v);
+    }
+    if (action) {
+      actions.push(action);
+      touched.add(v.name);
+    }
+  }
+  for (const { view, differences } of blockedPods(o)) {
+    const message = `pod ${view.name}: InPlaceOnly cannot reach ${o.update.name} in place, differs in ${differences.join(', ')}`;
+    failure ??= { reason: 'InPlaceOnlyBlocked', message };
+    events.push({
+      kind: 'recordEvent',
+      key: `inplaceonly-blocked/${view.name}/${o.update.name}`,
+      event: { type: 'Warning', reason: 'InPlaceOnlyBlocked', message },
+    });
+  }
+  actions.push(...startUpdates(o, failure !== null, (v) => !touched.has(v.name)));
+
+  if (o.advanced && o.neoset.status?.currentRevision) {
+    events.push({
+      kind: 'recordEvent',
+      key: `rollout-completed/${o.update.name}/${o.update.number}`,
+      event: { type: 'Normal', reason: 'RolloutCompleted', message: `all ${o.replicas} pods run revision ${o.update.name}: it is the current revision` },
+    });
+  }
+  actions.push(...events, ...pruneRevisions(o.revisions, liveRevisions(o), o.neoset.spec.revisionHistoryLimit));
+
+  for (const v of o.pods) minReadyWakeup(o, v.pod, wake);
+  const status = computeStatus(o, rolloutPending(o), failure);
+  return {
+    actions,
+    status: sameJson(status, snapshot.neoset.status ?? {}) ? null : status,
+    requeueAfter: wake.requeueAfter(),
+  };
+}
+
+/** Revisions that must not be pruned: on a pod (label or in-place target), current, update (§4.2). */
+function liveRevisions(o: Observed): Set<string> {
+  const live = new Set([o.current.name, o.update.name]);
+  for (const v of o.pods) {
+    if (v.revision) live.add(v.revision);
+    if (v.state) live.add(v.state.revision);
+  }
+  return live;
+}
+
+function minReadyWakeup(o: Observed, pod: Snapshot['pods'][number], wake: Wakeups): void {
+  if (o.minReadySeconds <= 0 || isAvailable(pod, o.minReadySeconds, o.nowMs)) return;
+  const since = pod.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True')?.lastTransitionTime;
+  if (since) wake.at(Date.parse(since) + o.minReadySeconds * 1000);
+}
+
+/**
+ * The readiness function's share of the decision for one pod (§2.2): the writes that concern its
+ * readiness gate or the completion of its in-place update (setInPlaceReady, finishInPlaceUpdate),
+ * taken from decide() itself so that the two functions can never disagree. The status and the
+ * time-based requeue stay reconcile's: the plan carries neither.
+ */
+export function decideReadiness(snapshot: Snapshot, podName: string, now: Date): Plan {
+  const actions = decide(snapshot, now).actions.filter(
+    (a) => (a.kind === 'setInPlaceReady' || a.kind === 'finishInPlaceUpdate') && a.pod.name === podName,
+  );
+  return { actions, status: null, requeueAfter: null };
+}

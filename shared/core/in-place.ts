@@ -1,0 +1,190 @@
+// One pod's update in flight (§4.4), driven by its state annotation — the only memory. Each call
+// returns at most ONE write for the pod: every write is conditional on the resourceVersion it was
+// computed from, so a second write to the same pod in one plan could only fail. The next event on
+// the pod (our own write produces one) brings the next step.
+//
+//   no state ──markDraining──> Draining ──gate False──> (gracePeriodSeconds) ──patchImages──> Updating
+//      ^                         │                                          └─deletePod (recreate)
+//      └──finishInPlaceUpdate────┴── done (§4.5) <──────────────────────────────────┘
+//   then, with no state and the gate not True: setInPlaceReady True.
+import { ANNOTATION_INPLACE_STATE } from '../api/names.ts';
+import type { Observed, PodView } from './observed.ts';
+import type { Action, InPlaceState } from './plan.ts';
+import { POD_IDENTITY_LABELS } from './pods.ts';
+import { containerIds, inPlaceGate, inPlaceUpdateDone, isRunningAndStarted } from './readiness.ts';
+import { rfc3339, toMs, type Wakeups } from './time.ts';
+import { canMove, updateMethod } from './update.ts';
+
+export const REASON_DRAINING = 'InPlaceUpdateDraining';
+
+export interface InFlightStep {
+  action: Action | null;
+  /** §4.4 step 5: not done within timeoutSeconds of startedAt (and the NeoSet generation unchanged). */
+  deadlineExceeded: boolean;
+}
+
+const none: InFlightStep = { action: null, deadlineExceeded: false };
+const step = (action: Action): InFlightStep => ({ action, deadlineExceeded: false });
+
+/** The next write for a pod in range whose state annotation is present. */
+export function inFlightStep(o: Observed, v: PodView, wake: Wakeups): InFlightStep {
+  const state = v.state!;
+  const strategy = o.neoset.spec.updateStrategy.inPlaceUpdateStrategy;
+  const target = o.update.name;
+  const movable = canMove(o, v);
+
+  if (state.phase === 'Draining') {
+    // Nothing has changed on the pod yet: a drain the rollout no longer wants (partition raised,
+    // strategy now OnDelete or InPlaceOnly-blocked, template back to the pod's revision) is abandoned.
+    if (!movable) return step(finish(o, v, state, true));
+    // Re-target to the new updateRevision. The pod is already out of endpoints since drainStartedAt.
+    if (state.revision !== target) return step(markDraining(o, v, { ...state, revision: target, generation: o.generation }));
+    // 1b. The annotation is written; now the condition (also after a crash between the two writes).
+    if (inPlaceGate(v.pod)?.status === 'True') {
+      return step({ kind: 'setInPlaceReady', pod: v.ref, status: 'False', reason: REASON_DRAINING, message: `draining for update to ${target}` });
+    }
+    const graceEnd = toMs(state.drainStartedAt) + strategy.gracePeriodSeconds * 1000;
+    if (o.nowMs < graceEnd) {
+      wake.at(graceEnd);
+      return none;
+    }
+    // 2. In place: one patch with images, revision label and state; otherwise delete and let §4.3 recreate it.
+    if (updateMethod(o, v.revision) === 'InPlace') return step(patchImages(o, v, state));
+    return step({
+      kind: 'deletePod',
+      pod: v.ref,
+      event: { type: 'Normal', reason: 'SuccessfulDelete', message: `delete Pod ${v.name} in NeoSet ${o.neoset.metadata.name} successful: recreate at revision ${target}` },
+    });
+  }
+
+  // Updating: the pod runs (or is starting) the images of state.revision.
+  // A new updateRevision re-targets it: a fresh update from its current state (a rollback of a stuck pod).
+  if (state.revision !== target && movable) {
+    return step(
+      markDraining(o, v, {
+        revision: target,
+        phase: 'Draining',
+        generation: o.generation,
+        drainStartedAt: state.drainStartedAt,
+        ...(state.rescue ? { rescue: true } : {}),
+      }),
+    );
+  }
+  // 3. Done (§4.5) -> 4. remove the state; the gate opens in the next decision.
+  if (inPlaceUpdateDone(v.pod, state, strategy.readiness)) return step(finish(o, v, state, false));
+  // 5. The deadline restarts when the NeoSet generation changed since the update started (toggling
+  // pause retries): the state is rewritten with the new generation and startedAt.
+  if (state.generation !== o.generation) {
+    return step({
+      kind: 'patchImages',
+      pod: v.ref,
+      images: { ...state.targetImages },
+      revision: state.revision,
+      state: { ...state, generation: o.generation, startedAt: rfc3339(o.nowMs) },
+      event: {
+        type: 'Normal',
+        reason: 'InPlaceUpdateDeadlineRestarted',
+        message: `pod ${v.name}: NeoSet generation ${state.generation} -> ${o.generation}, in-place update deadline restarts`,
+      },
+    });
+  }
+  const deadline = toMs(state.startedAt) + strategy.timeoutSeconds * 1000;
+  if (o.nowMs >= deadline) return { action: null, deadlineExceeded: true };
+  wake.at(deadline);
+  return none;
+}
+
+/** A pod with no update in flight whose gate is not open: a new pod once running (§4.1), or step 4b. */
+export function openGate(v: PodView): Action | null {
+  if (v.terminating || v.finished || v.state !== null) return null;
+  const gate = inPlaceGate(v.pod);
+  if (gate?.status === 'True' || !isRunningAndStarted(v.pod)) return null;
+  const afterUpdate = gate?.reason === REASON_DRAINING;
+  return {
+    kind: 'setInPlaceReady',
+    pod: v.ref,
+    status: 'True',
+    reason: afterUpdate ? 'InPlaceUpdateDone' : 'PodStarted',
+    message: afterUpdate ? `update to ${v.revision} done` : 'pod running with all containers started',
+  };
+}
+
+function markDraining(o: Observed, v: PodView, state: InPlaceState): Action {
+  return {
+    kind: 'markDraining',
+    pod: v.ref,
+    state,
+    event: { type: 'Normal', reason: 'UpdateRetargeted', message: `pod ${v.name}: update re-targeted to revision ${state.revision}` },
+  };
+}
+
+/**
+ * durationSeconds runs from drainStartedAt: the time the pod was out of service for the update,
+ * drain included — what a user of the duration histogram wants to know.
+ */
+function finish(o: Observed, v: PodView, state: InPlaceState, aborted: boolean): Action {
+  const durationSeconds = Math.max(0, (o.nowMs - toMs(state.drainStartedAt)) / 1000);
+  return {
+    kind: 'finishInPlaceUpdate',
+    pod: v.ref,
+    revision: aborted ? (v.revision ?? '') : state.revision,
+    durationSeconds,
+    ...(aborted ? { aborted: true } : {}),
+    event: aborted
+      ? { type: 'Normal', reason: 'UpdateAborted', message: `pod ${v.name}: update to ${state.revision} abandoned before any change` }
+      : { type: 'Normal', reason: 'InPlaceUpdateDone', message: `pod ${v.name}: in-place update to ${state.revision} done in ${Math.round(durationSeconds)}s` },
+  };
+}
+
+/** Step 2: new images of the changed containers, the revision label, template metadata changes, state Updating. */
+function patchImages(o: Observed, v: PodView, state: InPlaceState): Action {
+  const target = o.update.template;
+  const images: Record<string, string> = {};
+  for (const c of target.spec.containers) {
+    const running = v.pod.spec.containers.find((p) => p.name === c.name);
+    if (running && running.image !== c.image) images[c.name] = c.image;
+  }
+  const before = containerIds(v.pod, Object.keys(images));
+  const from = v.revision === undefined ? undefined : o.revisions.byName.get(v.revision)?.template;
+  const labels = metadataPatch(v.pod.metadata.labels, from?.metadata?.labels, target.metadata?.labels, POD_IDENTITY_LABELS);
+  const annotations = metadataPatch(v.pod.metadata.annotations, from?.metadata?.annotations, target.metadata?.annotations, [
+    ANNOTATION_INPLACE_STATE,
+  ]);
+  return {
+    kind: 'patchImages',
+    pod: v.ref,
+    images,
+    revision: o.update.name,
+    state: {
+      revision: o.update.name,
+      phase: 'Updating',
+      generation: o.generation,
+      drainStartedAt: state.drainStartedAt,
+      startedAt: rfc3339(o.nowMs),
+      targetImages: images,
+      previousImageIDs: before.imageIDs,
+      previousContainerIDs: before.containerIDs,
+      ...(state.rescue ? { rescue: true } : {}),
+    },
+    ...(labels ? { labels } : {}),
+    ...(annotations ? { annotations } : {}),
+    event: {
+      type: 'Normal',
+      reason: 'InPlaceUpdateStarted',
+      message: `pod ${v.name}: patch ${Object.entries(images).map(([c, i]) => `${c}=${i}`).join(', ') || 'metadata'} (revision ${o.update.name})`,
+    },
+  };
+}
+
+/** Merge-patch from the pod's labels/annotations to the new template's: set what differs, remove what the old template had. */
+function metadataPatch(
+  current: Record<string, string> | undefined,
+  from: Record<string, string> | undefined,
+  to: Record<string, string> | undefined,
+  reserved: string[],
+): Record<string, string | null> | null {
+  const patch: Record<string, string | null> = {};
+  for (const [k, value] of Object.entries(to ?? {})) if (!reserved.includes(k) && current?.[k] !== value) patch[k] = value;
+  for (const k of Object.keys(from ?? {})) if (!reserved.includes(k) && !(k in (to ?? {})) && current && k in current) patch[k] = null;
+  return Object.keys(patch).length > 0 ? patch : null;
+}

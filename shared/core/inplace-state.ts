@@ -1,0 +1,33 @@
+// The pod annotation neoset.neo.io/inplace-update-state: the only memory of an in-place update in
+// flight (§4.4). Written by markDraining and patchImages, removed by finishInPlaceUpdate.
+import { ANNOTATION_INPLACE_STATE } from '../api/names.ts';
+import type { Pod } from './k8s.ts';
+import type { InPlaceState } from './plan.ts';
+
+export function encodeInPlaceState(state: InPlaceState): string {
+  return JSON.stringify(state);
+}
+
+/**
+ * The state a pod carries, or null when it carries none. An annotation that is not a readable state
+ * (hand-edited, truncated) is treated as absent: nothing can be resumed from it, and the next update
+ * of the pod overwrites it.
+ */
+export function parseInPlaceState(raw: string | undefined): InPlaceState | null {
+  if (!raw) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  if (value === null || typeof value !== 'object') return null;
+  const s = value as Partial<InPlaceState>;
+  if (typeof s.revision !== 'string' || (s.phase !== 'Draining' && s.phase !== 'Updating')) return null;
+  if (typeof s.drainStartedAt !== 'string') return null;
+  return { ...s, generation: typeof s.generation === 'number' ? s.generation : 0 } as InPlaceState;
+}
+
+export function podInPlaceState(pod: Pod): InPlaceState | null {
+  return parseInPlaceState(pod.metadata.annotations?.[ANNOTATION_INPLACE_STATE]);
+}

@@ -1,0 +1,26 @@
+// The rollout phase (§4.6), a pure function of the snapshot:
+// Failed > Paused > Canary > RollingOut > Completed > Idle.
+import type { Phase } from '../api/neoset.ts';
+import { rolloutInProgress, type Observed } from './observed.ts';
+
+export type FailureReason = 'ProgressDeadlineExceeded' | 'InPlaceOnlyBlocked';
+
+/**
+ * A rollout is pending while currentRevision != updateRevision, or while a pod 0..replicas-1 has an
+ * update in flight, or has ordinal >= partition and is not on updateRevision (after a rollback to the
+ * current revision, current == update but pods still have to move back).
+ */
+export function rolloutPending(o: Observed): boolean {
+  if (rolloutInProgress(o)) return true;
+  const { partition } = o.neoset.spec.updateStrategy;
+  return o.pods.some((v) => v.inRange && !v.terminating && (v.state !== null || (v.ordinal >= partition && v.revision !== o.update.name)));
+}
+
+export function phaseOf(o: Observed, pending: boolean, failure: FailureReason | null): Phase {
+  const { pause, partition } = o.neoset.spec.updateStrategy;
+  if (failure) return 'Failed';
+  if (pending && pause) return 'Paused';
+  if (pending) return partition > 0 ? 'Canary' : 'RollingOut';
+  // "A rollout has happened": the update revision is not the first one ever numbered (survives pruning).
+  return o.update.number > 1 ? 'Completed' : 'Idle';
+}

@@ -1,0 +1,86 @@
+// Pod identity (§4.1): name, labels, hostname, owner, readiness gate and volumes of ordinal i,
+// built from a revision's template. What the StatefulSet controller's newStatefulSetPod does.
+import {
+  API_VERSION,
+  CONDITION_INPLACE_READY,
+  KIND,
+  LABEL_NEOSET_NAME,
+  LABEL_POD_INDEX,
+  LABEL_POD_NAME,
+  LABEL_REVISION_HASH,
+} from '../api/names.ts';
+import type { NeoSet, PodTemplateSpec } from '../api/neoset.ts';
+import { claimName } from './claims.ts';
+import type { OwnerReference, Pod } from './k8s.ts';
+import type { ObjectRef } from './plan.ts';
+
+export function podName(neoset: string, ordinal: number): string {
+  return `${neoset}-${ordinal}`;
+}
+
+/** The ordinal in `<neoset>-<ordinal>`, or null for a name NeoSet would not have given. */
+export function parseOrdinal(neoset: string, name: string): number | null {
+  const prefix = `${neoset}-`;
+  if (!name.startsWith(prefix)) return null;
+  const digits = name.slice(prefix.length);
+  if (!/^(0|[1-9][0-9]{0,8})$/.test(digits)) return null;
+  return Number(digits);
+}
+
+/** The NeoSet as owner: controller of its pods and revisions; plain owner (no controller) of PVCs. */
+export function neosetOwnerRef(neoset: NeoSet, controller: boolean): OwnerReference {
+  const ref: OwnerReference = { apiVersion: API_VERSION, kind: KIND, name: neoset.metadata.name, uid: neoset.metadata.uid ?? '' };
+  return controller ? { ...ref, controller: true, blockOwnerDeletion: true } : ref;
+}
+
+export function objectRef(meta: { name: string; uid?: string; resourceVersion?: string }): ObjectRef {
+  return { name: meta.name, uid: meta.uid ?? '', resourceVersion: meta.resourceVersion ?? '' };
+}
+
+/** The pod's revision: its controller-revision-hash label (set by the image patch together with the images). */
+export function podRevision(pod: Pod): string | undefined {
+  return pod.metadata.labels?.[LABEL_REVISION_HASH];
+}
+
+/** Labels NeoSet owns on its pods; a template can never remove them. */
+export const POD_IDENTITY_LABELS = [LABEL_NEOSET_NAME, LABEL_POD_NAME, LABEL_POD_INDEX, LABEL_REVISION_HASH];
+
+/** The pod of `ordinal` as it is created from `template`, stored as revision `revision`. */
+export function newPod(neoset: NeoSet, ordinal: number, revision: string, template: PodTemplateSpec): Pod {
+  const name = podName(neoset.metadata.name, ordinal);
+  const spec = structuredClone(template.spec) as Pod['spec'] & Record<string, unknown>;
+  const gates = (spec.readinessGates ?? []).filter((g) => g.conditionType !== CONDITION_INPLACE_READY);
+  // [fix] §4.1: readinessGates are immutable after creation, so the gate is there from the start.
+  spec.readinessGates = [...gates, { conditionType: CONDITION_INPLACE_READY }];
+  spec.hostname = name;
+  if (neoset.spec.serviceName) spec.subdomain = neoset.spec.serviceName;
+  else delete spec.subdomain;
+  const volumes = [...(spec.volumes ?? [])];
+  for (const claim of neoset.spec.volumeClaimTemplates) {
+    if (volumes.some((v) => v.name === claim.metadata.name)) continue;
+    volumes.push({
+      name: claim.metadata.name,
+      persistentVolumeClaim: { claimName: claimName(claim.metadata.name, neoset.metadata.name, ordinal) },
+    });
+  }
+  if (volumes.length > 0) spec.volumes = volumes;
+  const annotations = template.metadata?.annotations;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      ...(neoset.metadata.namespace ? { namespace: neoset.metadata.namespace } : {}),
+      labels: {
+        ...template.metadata?.labels,
+        [LABEL_NEOSET_NAME]: neoset.metadata.name,
+        [LABEL_POD_NAME]: name,
+        [LABEL_POD_INDEX]: String(ordinal),
+        [LABEL_REVISION_HASH]: revision,
+      },
+      ...(annotations && Object.keys(annotations).length > 0 ? { annotations: { ...annotations } } : {}),
+      ownerReferences: [neosetOwnerRef(neoset, true)],
+    },
+    spec,
+  };
+}

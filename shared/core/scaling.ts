@@ -1,0 +1,129 @@
+// Scaling (§4.3): which ordinals are created or deleted in this decision, and at which revision a
+// new pod starts.
+import { claimNames, claimOwnersFor, newClaim, replaceClaimOwners } from './claims.ts';
+import type { PersistentVolumeClaim } from './k8s.ts';
+import { rolloutInProgress, type Observed, type PodView } from './observed.ts';
+import type { Action } from './plan.ts';
+import { newPod, objectRef, podName } from './pods.ts';
+import { isRunningAndReady } from './readiness.ts';
+import type { Revision } from './revisions.ts';
+
+/**
+ * The revision a pod NeoSet creates for `ordinal` starts at. SPEC §4.3 gives two rules for a pod
+ * created while a rollout is in progress (currentRevision != updateRevision):
+ *   (a) "A new pod is created from currentRevision (stable) ... The rollout then updates it like any
+ *       other pod, when its ordinal is >= partition and the rollout is not paused."
+ *   (b) "A deleted or failed pod is recreated at the revision its ordinal should have (>= partition:
+ *       update revision, else current revision)."
+ * A missing ordinal does not say whether it is a scale-up or a pod that was deleted (nothing in the
+ * cluster remembers the old replica count), so one rule must serve both:
+ *   - no rollout in progress: updateRevision;
+ *   - ordinal < partition, or paused: currentRevision (rule (a) and (b) agree; pause starts nothing new);
+ *   - otherwise, if the rollout can only reach updateRevision by recreating pods (ReCreate; OnDelete,
+ *     whose update is the user's deletion; InPlaceIfPossible with a change beyond images): updateRevision —
+ *     rule (b); a pod created at currentRevision would only be deleted again (and ReCreate would never
+ *     progress), and a missing pod is already unavailable, so nothing is lost;
+ *   - otherwise (the change is done in place): currentRevision — rule (a); the rollout then moves the
+ *     pod in place like any other, so a deleted pod also ends on updateRevision, as (b) wants.
+ * The acceptance case — pods 4,3 on v2, pause, scale 5 -> 8 — creates 5,6,7 on v1; after resume with
+ * partition 0 they are updated in place.
+ */
+export function revisionForNewPod(o: Observed, ordinal: number): Revision {
+  if (!rolloutInProgress(o)) return o.update;
+  const { partition, pause, type } = o.neoset.spec.updateStrategy;
+  if (ordinal < partition || pause) return o.current;
+  if (type === 'OnDelete' || type === 'ReCreate') return o.update;
+  if (type === 'InPlaceIfPossible' && !o.change(o.current.name, o.update.name)?.inPlace) return o.update;
+  return o.current;
+}
+
+/** Claims of pods 0..replicas-1 owned as the retention policy says (an earlier scale-down may have given them the pod). */
+export function claimOwnerActions(o: Observed, pvcs: Map<string, PersistentVolumeClaim>): Action[] {
+  const actions: Action[] = [];
+  for (let i = 0; i < o.replicas; i++) {
+    for (const name of claimNames(o.neoset, i)) {
+      const pvc = pvcs.get(name);
+      if (!pvc || pvc.metadata.deletionTimestamp) continue;
+      const owners = replaceClaimOwners(pvc, o.neoset, podName(o.neoset.metadata.name, i), claimOwnersFor(o.neoset, null));
+      if (owners) actions.push({ kind: 'setPVCOwners', pvc: objectRef(pvc.metadata), ownerReferences: owners });
+    }
+  }
+  return actions;
+}
+
+/**
+ * Creates, deletes of failed pods, and scale-down. OrderedReady: walk 0..replicas-1 and stop at the
+ * first ordinal that is missing (create it: one per decision), terminating (its name is not reused
+ * until it is gone), failed (delete it) or not Running and Ready; only when all are Running and Ready,
+ * delete the highest condemned pod, once the one above it is gone. Parallel: all at once.
+ * Deleted pods are added to `touched` (one write per pod per decision).
+ */
+export function scalingActions(o: Observed, pvcs: Map<string, PersistentVolumeClaim>, touched: Set<string>): Action[] {
+  const actions: Action[] = [];
+  const ordered = o.neoset.spec.podManagementPolicy === 'OrderedReady';
+  const remove = (v: PodView, why: string) => {
+    touched.add(v.name);
+    actions.push({
+      kind: 'deletePod',
+      pod: v.ref,
+      event: { type: 'Normal', reason: 'SuccessfulDelete', message: `delete Pod ${v.name} in NeoSet ${o.neoset.metadata.name} successful: ${why}` },
+    });
+  };
+  for (let i = 0; i < o.replicas; i++) {
+    const v = o.byOrdinal.get(i);
+    if (!v) {
+      const created = createOrdinal(o, i, pvcs);
+      actions.push(...(created ?? []));
+      if (ordered) return actions;
+    } else if (v.terminating) {
+      if (ordered) return actions;
+    } else if (v.finished) {
+      remove(v, `pod phase ${v.pod.status?.phase}`);
+      if (ordered) return actions;
+    } else if (ordered && !isRunningAndReady(v.pod)) {
+      return actions;
+    }
+  }
+  const condemned = o.pods.filter((v) => !v.inRange).sort((a, b) => b.ordinal - a.ordinal);
+  for (const v of condemned) {
+    if (v.terminating) {
+      if (ordered) return actions;
+      continue;
+    }
+    // whenScaled=Delete: the pod becomes the claims' owner before it is deleted, so they go with it.
+    for (const name of claimNames(o.neoset, v.ordinal)) {
+      const pvc = pvcs.get(name);
+      if (!pvc || pvc.metadata.deletionTimestamp) continue;
+      const owners = replaceClaimOwners(pvc, o.neoset, v.name, claimOwnersFor(o.neoset, v.pod));
+      if (owners) actions.push({ kind: 'setPVCOwners', pvc: objectRef(pvc.metadata), ownerReferences: owners });
+    }
+    remove(v, 'scale down');
+    if (ordered) return actions;
+  }
+  return actions;
+}
+
+/** The claims (created first when missing) and the pod of a missing ordinal; null while a claim is still terminating. */
+function createOrdinal(o: Observed, ordinal: number, pvcs: Map<string, PersistentVolumeClaim>): Action[] | null {
+  const actions: Action[] = [];
+  for (const template of o.neoset.spec.volumeClaimTemplates) {
+    const claim = newClaim(o.neoset, template, ordinal);
+    const existing = pvcs.get(claim.metadata.name);
+    if (existing?.metadata.deletionTimestamp) return null;
+    if (!existing) {
+      actions.push({
+        kind: 'createPVC',
+        pvc: claim,
+        event: { type: 'Normal', reason: 'SuccessfulCreate', message: `create Claim ${claim.metadata.name} for Pod ${podName(o.neoset.metadata.name, ordinal)} in NeoSet ${o.neoset.metadata.name} success` },
+      });
+    }
+  }
+  const revision = revisionForNewPod(o, ordinal);
+  const pod = newPod(o.neoset, ordinal, revision.name, revision.template);
+  actions.push({
+    kind: 'createPod',
+    pod,
+    event: { type: 'Normal', reason: 'SuccessfulCreate', message: `create Pod ${pod.metadata.name} in NeoSet ${o.neoset.metadata.name} successful (revision ${revision.name})` },
+  });
+  return actions;
+}
