@@ -5,6 +5,7 @@ import { decide } from '../../shared/core/decide.ts';
 import { createEventApp } from '../../shared/http/event-app.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { neosetsOf, reconcileOne, type NeoSetKey } from '../../shared/k8s/reconcile.ts';
+import { mountStateGauges } from '../../shared/metrics/state-gauges.ts';
 
 /** A short requeueAfter is served by a bounded in-process re-check; longer ones by the resync tick. */
 export const MAX_SELF_RECHECK_SECONDS = 30;
@@ -28,6 +29,8 @@ export function createApp(deps: ReconcileDeps): Hono {
   return createEventApp({
     name: 'reconcile',
     logger: deps.logger,
+    // /metrics also carries the NeoSet state gauges, listed from the API at scrape time (SPEC §4.8).
+    extend: (app) => mountStateGauges(app, deps.client),
     handle: async (event) => {
       const keys = await neosetsOf(deps.client, event.target);
       const outcomes = [];

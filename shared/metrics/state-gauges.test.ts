@@ -1,0 +1,75 @@
+import { Hono } from 'hono';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { ApiError, type KubeClient } from '../k8s/client.ts';
+import { createStateGauges, mountStateGauges } from './state-gauges.ts';
+
+const neosets = [
+  { metadata: { name: 'mysql', namespace: 'db' }, spec: { replicas: 5 }, status: { readyReplicas: 4, updatedReplicas: 2, phase: 'RollingOut' } },
+  { metadata: { name: 'fresh', namespace: 'default' }, spec: {} },
+];
+
+function stubClient(answer: () => Promise<unknown>) {
+  const calls: string[] = [];
+  const client: KubeClient = {
+    request: async <T>(verb: string, path: string) => {
+      calls.push(`${verb} ${path}`);
+      return (await answer()) as T;
+    },
+  };
+  return { client, calls };
+}
+
+describe('state gauges', () => {
+  it('reports each NeoSet from one LIST per scrape', async () => {
+    const { client, calls } = stubClient(async () => ({ items: neosets }));
+    const registry = createStateGauges(client);
+    const text = await registry.metrics();
+    expect(calls).toEqual(['GET /apis/neo.io/v1alpha1/neosets']);
+    expect(text).toContain('neoset_replicas{namespace="db",neoset="mysql"} 5');
+    expect(text).toContain('neoset_ready_replicas{namespace="db",neoset="mysql"} 4');
+    expect(text).toContain('neoset_updated_replicas{namespace="db",neoset="mysql"} 2');
+    expect(text).toContain('neoset_phase{namespace="db",neoset="mysql"} 2');
+    // No status yet: the spec default, zero counts, no phase series.
+    expect(text).toContain('neoset_replicas{namespace="default",neoset="fresh"} 1');
+    expect(text).toContain('neoset_ready_replicas{namespace="default",neoset="fresh"} 0');
+    expect(text).not.toContain('neoset_phase{namespace="default",neoset="fresh"}');
+    expect(text).toContain('neoset_state_up 1');
+    await registry.metrics();
+    expect(calls).toHaveLength(2);
+  });
+
+  it('drops a deleted NeoSet on the next scrape', async () => {
+    let items = neosets;
+    const { client } = stubClient(async () => ({ items }));
+    const registry = createStateGauges(client);
+    expect(await registry.metrics()).toContain('neoset="mysql"');
+    items = [];
+    expect(await registry.metrics()).not.toContain('neoset="mysql"');
+  });
+
+  it('answers without the state gauges when the API cannot be listed', async () => {
+    const { client } = stubClient(async () => {
+      throw new ApiError('GET', '/apis/neo.io/v1alpha1/neosets', 403, 'Forbidden', 'no');
+    });
+    const text = await createStateGauges(client).metrics();
+    expect(text).toContain('neoset_state_up 0');
+    expect(text).not.toMatch(/^neoset_replicas\{/m);
+  });
+
+  it('gives up on a LIST that does not answer in time', async () => {
+    const { client } = stubClient(() => new Promise(() => {}));
+    const text = await createStateGauges(client, 20).metrics();
+    expect(text).toContain('neoset_state_up 0');
+  });
+
+  it('serves them on /metrics after the instance metrics', async () => {
+    const { client } = stubClient(async () => ({ items: neosets }));
+    const instance = new Registry();
+    const app = new Hono();
+    mountStateGauges(app, client, instance);
+    const res = await app.request('/metrics');
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('neoset_phase{namespace="db",neoset="mysql"} 2');
+  });
+});

@@ -1,0 +1,93 @@
+// The NeoSet state gauges of SPEC §4.8, computed at scrape time from the API (kube-state-metrics
+// style): a stateless, possibly scaled-to-zero function instance holds no state to report, so each
+// scrape lists the NeoSets and reports what their spec and status say. Every instance that is scraped
+// reports the same values; dashboards aggregate with max by (namespace, neoset).
+import type { Hono } from 'hono';
+import { Gauge, Registry } from 'prom-client';
+import type { KubeClient } from '../k8s/client.ts';
+import { paths } from '../k8s/paths.ts';
+import { registry as instanceRegistry } from './registry.ts';
+
+/** The seed's numbering: neoset_phase 0 = Idle … 5 = Failed. */
+export const PHASES = ['Idle', 'Canary', 'RollingOut', 'Paused', 'Completed', 'Failed'] as const;
+
+/** A scrape waits at most this long for the LIST (Prometheus' default scrape timeout is 10 s). */
+export const LIST_TIMEOUT_MS = 5000;
+
+interface NeoSetState {
+  metadata: { name: string; namespace?: string };
+  spec?: { replicas?: number };
+  status?: { readyReplicas?: number; updatedReplicas?: number; phase?: string };
+}
+
+type Labels = { namespace: string; neoset: string };
+type Reading = { ok: true; items: NeoSetState[] } | { ok: false };
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * A registry whose gauges list the NeoSets when collected. One LIST serves all of them: prom-client
+ * starts collecting every metric of a scrape in the same tick, so the first collect starts the LIST
+ * and the others await the same promise; the next scrape lists again.
+ */
+export function createStateGauges(client: KubeClient, timeoutMs = LIST_TIMEOUT_MS): Registry {
+  const registry = new Registry();
+  let pending: Promise<Reading> | undefined;
+  const read = (): Promise<Reading> => {
+    pending ??= withTimeout(client.request<{ items: NeoSetState[] }>('GET', paths.neosets()), timeoutMs)
+      .then((list): Reading => ({ ok: true, items: list.items }))
+      .catch((): Reading => ({ ok: false }))
+      .finally(() => (pending = undefined));
+    return pending;
+  };
+  const labelsOf = (n: NeoSetState): Labels => ({ namespace: n.metadata.namespace ?? 'default', neoset: n.metadata.name });
+
+  const gauge = (name: string, help: string, value: (n: NeoSetState) => number | undefined) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['namespace', 'neoset'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const reading = await read();
+        if (!reading.ok) return;
+        for (const n of reading.items) {
+          const v = value(n);
+          if (v !== undefined) this.set(labelsOf(n), v);
+        }
+      },
+    });
+
+  gauge('neoset_replicas', 'Desired pods (spec.replicas), read from the API at scrape time.', (n) => n.spec?.replicas ?? 1);
+  gauge('neoset_ready_replicas', 'Ready pods (status.readyReplicas), read from the API at scrape time.', (n) => n.status?.readyReplicas ?? 0);
+  gauge('neoset_updated_replicas', 'Pods on the update revision (status.updatedReplicas), read from the API at scrape time.', (n) => n.status?.updatedReplicas ?? 0);
+  gauge('neoset_phase', `Rollout phase (status.phase): ${PHASES.map((p, i) => `${i}=${p}`).join(', ')}. No series before the first status.`, (n) => {
+    const i = PHASES.indexOf(n.status?.phase as (typeof PHASES)[number]);
+    return i >= 0 ? i : undefined;
+  });
+  new Gauge({
+    name: 'neoset_state_up',
+    help: 'Whether the scrape could list the NeoSets (1) or not (0: the state gauges are missing from this scrape).',
+    registers: [registry],
+    async collect() {
+      this.set((await read()).ok ? 1 : 0);
+    },
+  });
+  return registry;
+}
+
+/** Mounts GET /metrics: the instance's own metrics, then the state gauges read from the API now. */
+export function mountStateGauges(app: Hono, client: KubeClient, instance: Registry = instanceRegistry): void {
+  const state = createStateGauges(client);
+  app.get('/metrics', async (c) => {
+    const [own, read] = await Promise.all([instance.metrics(), state.metrics()]);
+    return c.text(`${own}\n${read}`, 200, { 'Content-Type': instance.contentType });
+  });
+}
