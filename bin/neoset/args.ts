@@ -1,0 +1,179 @@
+// The command line, parsed and validated at the edge (STYLE §3): everything after this file is a
+// typed Invocation. Node's util.parseArgs does the tokenizing — a maintained part of the runtime,
+// no dependency to install, and enough for kubectl-style `--flag=value` / `-n value` flags.
+import { parseArgs } from 'node:util';
+import { parseDuration } from './duration.ts';
+import { CliError, usageError } from './errors.ts';
+
+export interface ClusterFlags {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+}
+
+export type Command =
+  | { name: 'get'; neoset?: string }
+  | { name: 'status'; neoset: string; watch: boolean; timeoutMs: number }
+  | { name: 'history'; neoset: string; revision?: number }
+  | { name: 'undo'; neoset: string; toRevision?: number }
+  | { name: 'pause'; neoset: string }
+  | { name: 'resume'; neoset: string }
+  | { name: 'promote'; neoset: string; full: boolean };
+
+export type Invocation = { kind: 'help'; topic: string } | { kind: 'run'; topic: string; cluster: ClusterFlags; command: Command };
+
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  namespace: { type: 'string', short: 'n' },
+  watch: { type: 'boolean', short: 'w' },
+  timeout: { type: 'string' },
+  revision: { type: 'string' },
+  'to-revision': { type: 'string' },
+  full: { type: 'boolean' },
+} as const;
+type Flag = keyof typeof OPTIONS;
+const GLOBAL_FLAGS: Flag[] = ['help', 'kubeconfig', 'context', 'namespace'];
+
+/** Every command: its words, whether NAME is required, and the flags it takes besides the global ones. */
+export const COMMANDS: Record<string, { name: Command['name']; nameRequired: boolean; flags: Flag[] }> = {
+  get: { name: 'get', nameRequired: false, flags: [] },
+  'rollout status': { name: 'status', nameRequired: true, flags: ['watch', 'timeout'] },
+  'rollout history': { name: 'history', nameRequired: true, flags: ['revision'] },
+  'rollout undo': { name: 'undo', nameRequired: true, flags: ['to-revision'] },
+  'rollout pause': { name: 'pause', nameRequired: true, flags: [] },
+  'rollout resume': { name: 'resume', nameRequired: true, flags: [] },
+  'rollout promote': { name: 'promote', nameRequired: true, flags: ['full'] },
+};
+const GROUPS = ['', 'rollout'];
+
+/** The command words at the start of argv ('rollout status'), as far as they name a command or group. */
+export function topicOf(words: string[]): string {
+  let topic = '';
+  for (const word of words) {
+    if (!COMMANDS[join(topic, word)] && !GROUPS.includes(join(topic, word))) break;
+    topic = join(topic, word);
+  }
+  return topic;
+}
+
+export function parseInvocation(argv: string[]): Invocation {
+  const { values, positionals } = tokenize(argv);
+  const topic = topicOf(positionals);
+  const words = positionals.slice(topic ? topic.split(' ').length : 0);
+  try {
+    return invocation(topic, words, values);
+  } catch (err) {
+    throw err instanceof CliError && err.topic === undefined ? usageError(err.message, topic) : err;
+  }
+}
+
+function invocation(topic: string, words: string[], values: Values): Invocation {
+  if (values.help || GROUPS.includes(topic)) {
+    if (!values.help && words.length > 0) throw usageError(`unknown command "${words[0]}" for "${join('kubectl neoset', topic)}"`);
+    return { kind: 'help', topic };
+  }
+  const spec = COMMANDS[topic];
+  for (const flag of Object.keys(values) as Flag[]) {
+    if (!GLOBAL_FLAGS.includes(flag) && !spec.flags.includes(flag)) throw usageError(`unknown flag --${flag} for "kubectl neoset ${topic}"`);
+  }
+  if (words.length > 1) throw usageError(`"kubectl neoset ${topic}" takes one NeoSet name, got ${words.length}: ${words.join(' ')}`);
+  if (words.length === 0 && spec.nameRequired) throw usageError(`"kubectl neoset ${topic}" needs a NeoSet name, e.g. kubectl neoset ${topic} mysql`);
+  const cluster: ClusterFlags = { kubeconfig: values.kubeconfig, context: values.context, namespace: values.namespace };
+  if (cluster.namespace !== undefined) checkName('--namespace', cluster.namespace, DNS_LABEL, 63);
+  const neoset = words.length ? neosetName(words[0]) : undefined;
+  return { kind: 'run', topic, cluster, command: command(spec.name, neoset, values) };
+}
+
+function command(name: Command['name'], neoset: string | undefined, values: Values): Command {
+  const n = neoset as string; // present: nameRequired was checked for every command but get
+  switch (name) {
+    case 'get':
+      return { name, neoset };
+    case 'status':
+      return { name, neoset: n, watch: values.watch ?? true, timeoutMs: timeout(values.timeout) };
+    case 'history':
+      return { name, neoset: n, revision: values.revision === undefined ? undefined : revisionNumber('--revision', values.revision, 1) };
+    case 'undo': {
+      // kubectl's --to-revision=0 means "the previous revision", as leaving it out does.
+      const to = values['to-revision'] === undefined ? 0 : revisionNumber('--to-revision', values['to-revision'], 0);
+      return { name, neoset: n, toRevision: to === 0 ? undefined : to };
+    }
+    case 'promote':
+      return { name, neoset: n, full: values.full ?? false };
+    default:
+      return { name, neoset: n };
+  }
+}
+
+type Values = ReturnType<typeof tokenize>['values'];
+
+function tokenize(argv: string[]) {
+  try {
+    return parseArgs({ args: normalizeFlags(argv), options: OPTIONS, allowPositionals: true, allowNegative: true, strict: true });
+  } catch (err) {
+    const message = (err as Error).message;
+    const unknown = /Unknown option '([^']+)'/.exec(message);
+    throw usageError(unknown ? `unknown flag: ${unknown[1]}` : message);
+  }
+}
+
+/**
+ * What kubectl (cobra) accepts and parseArgs spells otherwise: booleans as `--watch=true|false`
+ * (parseArgs knows `--watch` / `--no-watch`) and `-n=NAMESPACE`.
+ */
+function normalizeFlags(argv: string[]): string[] {
+  const out: string[] = [];
+  for (const [i, arg] of argv.entries()) {
+    if (arg === '--') return out.concat(argv.slice(i));
+    if (arg.startsWith('-n=')) {
+      out.push('-n', arg.slice(3));
+      continue;
+    }
+    const m = /^(--(?:watch|full|help)|-w|-h)=(.*)$/.exec(arg);
+    if (!m) {
+      out.push(arg);
+      continue;
+    }
+    const long = m[1] === '-w' ? '--watch' : m[1] === '-h' ? '--help' : m[1];
+    if (m[2] !== 'true' && m[2] !== 'false') throw usageError(`invalid value "${m[2]}" for ${long}: use true or false`);
+    out.push(m[2] === 'true' ? long : `--no-${long.slice(2)}`);
+  }
+  return out;
+}
+
+function timeout(text: string | undefined): number {
+  if (text === undefined) return 0;
+  const ms = parseDuration(text);
+  if (ms === undefined) throw usageError(`invalid value "${text}" for --timeout: a duration such as 30s, 5m or 1h30m (0 waits forever)`);
+  return ms;
+}
+
+function revisionNumber(flag: string, text: string, min: number): number {
+  if (!/^\d+$/.test(text) || Number(text) < min) throw usageError(`invalid value "${text}" for ${flag}: a revision number >= ${min}, as listed by kubectl neoset rollout history`);
+  return Number(text);
+}
+
+/** NAME, or TYPE/NAME as kubectl rollout accepts it (neo/mysql, neoset/mysql, neosets.neo.io/mysql). */
+function neosetName(arg: string): string {
+  const slash = arg.indexOf('/');
+  if (slash >= 0 && !['neo', 'neoset', 'neosets', 'neoset.neo.io', 'neosets.neo.io'].includes(arg.slice(0, slash))) {
+    throw usageError(`"${arg}" is not a NeoSet: give NAME or neoset/NAME`);
+  }
+  const name = arg.slice(slash + 1);
+  checkName('NeoSet name', name, DNS_SUBDOMAIN, 253);
+  return name;
+}
+
+// Kubernetes' name rules (RFC 1123): an object name may contain dots, a namespace may not.
+const DNS_SUBDOMAIN = { pattern: /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, chars: "lowercase letters, digits, '-' and '.'" };
+const DNS_LABEL = { pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, chars: "lowercase letters, digits and '-'" };
+
+function checkName(what: string, value: string, rule: typeof DNS_LABEL, max: number): void {
+  if (value.length > max || !rule.pattern.test(value)) {
+    throw usageError(`invalid ${what} "${value}": ${rule.chars}, starting and ending with a letter or digit, at most ${max} characters`);
+  }
+}
+
+const join = (a: string, b: string) => [a, b].filter(Boolean).join(' ');

@@ -1,0 +1,22 @@
+import type { Cluster } from '../cluster.ts';
+import { EXIT_OK } from '../errors.ts';
+import { readNeoSet, ref } from '../neosets.ts';
+import { promotion } from '../promotion.ts';
+import { writeNeoSet } from '../write.ts';
+import type { Io } from './io.ts';
+
+export async function promote({ client, namespace }: Cluster, name: string, full: boolean, io: Io): Promise<number> {
+  const neoset = await readNeoSet(client, namespace, name);
+  const step = promotion(neoset, full);
+  if (!step) {
+    io.out.write(`${ref(name)} is already fully promoted (partition 0, not paused)\n`);
+    return EXIT_OK;
+  }
+  // Guarded by the resourceVersion read: two promotes at once must not both lower the same partition.
+  await writeNeoSet(client, neoset, {
+    patch: 'merge',
+    body: { metadata: { resourceVersion: neoset.metadata.resourceVersion }, spec: { updateStrategy: { partition: step.to, pause: false } } },
+  });
+  io.out.write(`${ref(name)} promoted: partition ${step.from} -> ${step.to}${step.resumes ? ', resumed' : ''}\n`);
+  return EXIT_OK;
+}

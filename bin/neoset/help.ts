@@ -1,0 +1,126 @@
+// `--help` for every command, in kubectl's layout (description, examples, options, usage).
+
+const GLOBAL = `Global options:
+  --context='': The kubeconfig context to use.
+  --kubeconfig='': Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+  -n, --namespace='': The namespace of the NeoSet (default: the context's namespace, then "default").
+  -h, --help: Show this help.`;
+
+const EXIT_CODES = `Exit codes: 0 done; 1 rollout failed or timed out (rollout status); 2 bad command line;
+3 NeoSet or revision not found, or the API server refused or could not be reached.`;
+
+interface Help {
+  about: string;
+  examples: string;
+  options?: string;
+  usage: string;
+}
+
+const HELP: Record<string, Help> = {
+  '': {
+    about: `Manage NeoSets (neosets.neo.io): StatefulSets with in-place, canary and batched rollouts.
+
+Available commands:
+  get        List NeoSets with their rollout progress and the pods being updated now
+  rollout    Manage the rollout of a NeoSet (status, history, undo, pause, resume, promote)`,
+    examples: `  kubectl neoset get
+  kubectl neoset rollout status mysql`,
+    usage: 'kubectl neoset [command] [options]',
+  },
+  rollout: {
+    about: `Manage the rollout of a NeoSet.
+
+Available commands:
+  history    View the revision history
+  pause      Stop starting new pod updates (updates in flight finish)
+  promote    Take the next canary step: lower the partition by one batch and resume
+  resume     Resume a paused rollout
+  status     Show the status of the rollout, waiting until it is done
+  undo       Roll back to a previous revision`,
+    examples: `  kubectl neoset rollout promote mysql
+  kubectl neoset rollout undo mysql --to-revision=1`,
+    usage: 'kubectl neoset rollout SUBCOMMAND NAME [options]',
+  },
+  get: {
+    about: `List NeoSets, or show one: the columns of \`kubectl get neo\` and the pods being updated now.`,
+    examples: `  # Every NeoSet in the current namespace
+  kubectl neoset get
+
+  # One NeoSet in another namespace
+  kubectl neoset get mysql -n db`,
+    usage: 'kubectl neoset get [NAME] [options]',
+  },
+  'rollout status': {
+    about: `Show the status of the rollout.
+
+Waits until the NeoSet's status reports its latest generation and the rollout is done: with a
+partition, until every pod at or above the partition runs the update revision and all pods are
+Ready ("partitioned roll out complete"); without one, until every pod runs the update revision
+("roll out complete"). Exits 1 if the rollout fails (phase Failed: the reason is printed) or
+--timeout passes first. On a terminal it shows a live progress display; otherwise one line per
+change. The status is read once a second.`,
+    examples: `  # Wait for the rollout of mysql
+  kubectl neoset rollout status mysql
+
+  # Give up after five minutes
+  kubectl neoset rollout status mysql --timeout=5m
+
+  # Print the status once
+  kubectl neoset rollout status mysql --watch=false`,
+    options: `  --timeout=0s: How long to wait before giving up (a duration such as 30s, 5m or 1h); 0 waits forever.
+  -w, --watch=true: Wait until the rollout is done; --watch=false prints the status once.`,
+    usage: 'kubectl neoset rollout status NAME [options]',
+  },
+  'rollout history': {
+    about: `View the revision history: each revision's number, images, change-cause (the
+kubernetes.io/change-cause annotation), and which revision is current (stable) and which is the
+update revision. With --revision, print that revision's pod template.`,
+    examples: `  kubectl neoset rollout history mysql
+  kubectl neoset rollout history mysql --revision=2`,
+    options: `  --revision=0: Print the pod template of this revision.`,
+    usage: 'kubectl neoset rollout history NAME [options]',
+  },
+  'rollout undo': {
+    about: `Roll back to a previous revision: write its pod template into spec.template (and its
+change-cause into the NeoSet's annotation). The controller reuses that revision and patches the
+pods back in place. Says so, and changes nothing, when the template is already there.`,
+    examples: `  # Back to the revision before the current template
+  kubectl neoset rollout undo mysql
+
+  # Back to revision 1
+  kubectl neoset rollout undo mysql --to-revision=1`,
+    options: `  --to-revision=0: The revision to roll back to; 0 means the previous one.`,
+    usage: 'kubectl neoset rollout undo NAME [options]',
+  },
+  'rollout pause': {
+    about: `Pause the rollout (spec.updateStrategy.pause: true): no new pod update starts; updates in
+flight finish.`,
+    examples: `  kubectl neoset rollout pause mysql`,
+    usage: 'kubectl neoset rollout pause NAME [options]',
+  },
+  'rollout resume': {
+    about: `Resume a paused rollout (spec.updateStrategy.pause: false).`,
+    examples: `  kubectl neoset rollout resume mysql`,
+    usage: 'kubectl neoset rollout resume NAME [options]',
+  },
+  'rollout promote': {
+    about: `Take the next canary step: lower spec.updateStrategy.partition by one batch (maxUnavailable
+pods, a percentage resolved against replicas) and clear pause. With --full, go to partition 0: the
+whole NeoSet is updated.`,
+    examples: `  # partition 4 -> 2 with maxUnavailable 2, and resume
+  kubectl neoset rollout promote mysql
+
+  # Finish the rollout
+  kubectl neoset rollout promote mysql --full`,
+    options: `  --full=false: Set the partition to 0 instead of lowering it by one batch.`,
+    usage: 'kubectl neoset rollout promote NAME [options]',
+  },
+};
+
+export function helpText(topic: string): string {
+  const h = HELP[topic];
+  const parts = [h.about, `Examples:\n${h.examples}`];
+  if (h.options) parts.push(`Options:\n${h.options}`);
+  parts.push(GLOBAL, `Usage:\n  ${h.usage}`, EXIT_CODES);
+  return `${parts.join('\n\n')}\n`;
+}

@@ -1,0 +1,61 @@
+// How `rollout status` shows progress. On a terminal: a few lines (phase, updated, ready, pods being
+// updated, kubectl's status line) rewritten in place with node:readline's cursor moves — no library
+// needed for that. Elsewhere (a pipe, a CI log): one plain line each time the status line changes,
+// exactly as kubectl rollout status prints.
+import { clearScreenDown, cursorTo, moveCursor } from 'node:readline';
+import type { NeoSet } from '../../shared/api/neoset.ts';
+import { ref } from './neosets.ts';
+import type { RolloutStatus } from './rollout-status.ts';
+
+const bar = (n: number, of: number, width = 20) => {
+  const full = of > 0 ? Math.round((Math.min(n, of) / of) * width) : width;
+  return `[${'#'.repeat(full)}${'-'.repeat(width - full)}]`;
+};
+
+export function progressLines(neoset: NeoSet, s: RolloutStatus): string[] {
+  const { spec, status = {} } = neoset;
+  const replicas = spec.replicas;
+  const updated = status.updatedReplicas ?? 0;
+  const ready = status.readyReplicas ?? 0;
+  const images = status.currentImage === status.targetImage ? status.targetImage : `${status.currentImage} -> ${status.targetImage}`;
+  const { partition, pause } = spec.updateStrategy;
+  return [
+    `${ref(neoset.metadata.name)}  phase ${status.phase ?? 'unknown'}${pause ? ' (pause: true)' : ''}  ${images ?? ''}`,
+    `  updated   ${bar(updated, replicas)} ${updated}/${replicas}${partition > 0 ? `  (partition ${partition}: ${Math.max(0, replicas - partition)} to update)` : ''}`,
+    `  ready     ${bar(ready, replicas)} ${ready}/${replicas}`,
+    `  updating  ${status.currentUpdatePods?.length ? status.currentUpdatePods.join(', ') : '-'}`,
+    s.message,
+  ];
+}
+
+export interface Progress {
+  show(neoset: NeoSet, s: RolloutStatus): void;
+}
+
+export function terminalProgress(out: NodeJS.WriteStream): Progress {
+  let shown = 0;
+  return {
+    show(neoset, s) {
+      if (shown > 0) {
+        moveCursor(out, 0, -shown);
+        cursorTo(out, 0);
+        clearScreenDown(out);
+      }
+      // Cut to the terminal's width: a wrapped line would make the cursor move back too few lines.
+      const lines = progressLines(neoset, s).map((l) => l.slice(0, Math.max(20, (out.columns ?? 80) - 1)));
+      out.write(`${lines.join('\n')}\n`);
+      shown = lines.length;
+    },
+  };
+}
+
+export function plainProgress(out: NodeJS.WritableStream): Progress {
+  let last = '';
+  return {
+    show(_neoset, s) {
+      if (s.message === last) return;
+      last = s.message;
+      out.write(`${s.message}\n`);
+    },
+  };
+}

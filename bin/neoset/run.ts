@@ -1,0 +1,49 @@
+// Runs one parsed command against the cluster. Kept apart from cli.ts so that --help and usage
+// errors answer without loading @kubernetes/client-node (about 0.4 s of a 0.5 s start).
+import { ApiError } from '../../shared/k8s/client.ts';
+import type { ClusterFlags, Command } from './args.ts';
+import { connect } from './cluster.ts';
+import { get } from './commands/get.ts';
+import { history } from './commands/history.ts';
+import type { Io } from './commands/io.ts';
+import { setPause } from './commands/pause.ts';
+import { promote } from './commands/promote.ts';
+import { status } from './commands/status.ts';
+import { undo } from './commands/undo.ts';
+import { CliError, describeApiError, EXIT_API } from './errors.ts';
+
+function dispatch(flags: ClusterFlags, c: Command, io: Io): Promise<number> {
+  const cluster = connect(flags);
+  switch (c.name) {
+    case 'get':
+      return get(cluster, c.neoset, io);
+    case 'status':
+      return status(cluster, c.neoset, c, io);
+    case 'history':
+      return history(cluster, c.neoset, c.revision, io);
+    case 'undo':
+      return undo(cluster, c.neoset, c.toRevision, io);
+    case 'pause':
+      return setPause(cluster, c.neoset, true, io);
+    case 'resume':
+      return setPause(cluster, c.neoset, false, io);
+    case 'promote':
+      return promote(cluster, c.neoset, c.full, io);
+  }
+}
+
+export async function run(flags: ClusterFlags, command: Command, io: Io): Promise<number> {
+  try {
+    return await dispatch(flags, command, io);
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    if (err instanceof ApiError) {
+      io.err.write(`${describeApiError(err)}\n`);
+      return EXIT_API;
+    }
+    // Not an answer of the API server (a TLS or credential problem, or a bug): still an exit code
+    // the README documents, never 1, which scripts read as "the rollout failed".
+    io.err.write(`error: ${(err as Error).message}\n`);
+    return EXIT_API;
+  }
+}

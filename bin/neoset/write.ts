@@ -1,0 +1,20 @@
+// Writes to a NeoSet, each guarded by the resourceVersion it was computed from (SPEC §2): if someone
+// else changed the NeoSet in between, the command stops and says so instead of overwriting them.
+import type { NeoSet } from '../../shared/api/neoset.ts';
+import { ApiError, type KubeClient, type PatchType } from '../../shared/k8s/client.ts';
+import { paths } from '../../shared/k8s/paths.ts';
+import { CliError, EXIT_API } from './errors.ts';
+import { ref } from './neosets.ts';
+
+export async function writeNeoSet(client: KubeClient, neoset: NeoSet, change: { patch: PatchType; body: unknown }): Promise<void> {
+  const { name, namespace = 'default' } = neoset.metadata;
+  try {
+    await client.request('PATCH', paths.neoset(namespace, name), change);
+  } catch (err) {
+    // A stale resourceVersion: 409 for a merge patch, 422 for a failed JSON-patch `test`.
+    if (err instanceof ApiError && (err.isConflict || (err.status === 422 && /test/i.test(err.message)))) {
+      throw new CliError(EXIT_API, `${ref(name)} was changed by someone else while this command ran; nothing was written: run it again`);
+    }
+    throw err;
+  }
+}
