@@ -33,18 +33,20 @@ export interface Progress {
 }
 
 export function terminalProgress(out: NodeJS.WriteStream): Progress {
-  let shown = 0;
+  let rows = 0;
   return {
     show(neoset, s) {
-      if (shown > 0) {
-        moveCursor(out, 0, -shown);
+      if (rows > 0) {
+        moveCursor(out, 0, -rows);
         cursorTo(out, 0);
         clearScreenDown(out);
       }
-      // Cut to the terminal's width: a wrapped line would make the cursor move back too few lines.
-      const lines = progressLines(neoset, s).map((l) => l.slice(0, Math.max(20, (out.columns ?? 80) - 1)));
+      const lines = progressLines(neoset, s);
       out.write(`${lines.join('\n')}\n`);
-      shown = lines.length;
+      // A line wider than the terminal wraps onto more rows, all of which the next redraw moves back
+      // over. A terminal of unknown width (0 columns, as under `script`) is taken not to wrap.
+      const width = out.columns || Infinity;
+      rows = lines.reduce((n, l) => n + Math.max(1, Math.ceil(l.length / width)), 0);
     },
   };
 }

@@ -40,10 +40,13 @@ describe('progress', () => {
     expect(second).toContain('roll out complete: 5 pods at revision r2...\n');
   });
 
-  it('cuts lines to the terminal width, so that none wraps', () => {
+  it('moves back over the rows that lines wider than the terminal wrapped onto', () => {
     const { stream, text } = capture(30);
-    terminalProgress(stream).show(rolling, rolloutStatus(rolling));
-    expect(Math.max(...text().split('\n').map((l) => l.length))).toBe(29);
+    const p = terminalProgress(stream);
+    p.show(rolling, rolloutStatus(rolling));
+    p.show(done, rolloutStatus(done));
+    // 58, 63, 37, 17 and 33 characters on 30 columns: 2 + 3 + 2 + 1 + 2 rows.
+    expect(text()).toContain('\x1b[10A');
   });
 
   it('elsewhere, prints the status line only when it changes', () => {
