@@ -1,0 +1,252 @@
+// `kubectl neoset` as users run it: the real kubectl finds bin/kubectl-neoset on PATH and runs it
+// against the real control plane, with the controller functions running (test/e2e/stack.ts). The
+// seeds' canary flow is done entirely with the plugin, and every output and exit code is asserted.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kubeconfigPath } from '../cluster/harness.ts';
+import { applyNeoSet, identities, imageOf, patchNeoSet, settledOn, untilStatus } from '../e2e/helpers.ts';
+import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
+
+const BIN = path.resolve(import.meta.dirname, '../../bin');
+const CHANGE_CAUSE = 'kubernetes.io/change-cause';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command with bin/ first on PATH and the test cluster's KUBECONFIG, as a user would. */
+function run(command: string, args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const env = { ...process.env, PATH: `${BIN}${path.delimiter}${process.env.PATH}`, KUBECONFIG: kubeconfigPath() };
+    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+const kubectl = (args: string[]) => run('kubectl', args);
+
+/** kubectl on a terminal: util-linux script(1) runs it on a pseudo-terminal and copies its output. */
+async function kubectlOnTerminal(args: string[]): Promise<Run> {
+  const r = await run('script', ['-qec', ['kubectl', ...args].join(' '), '/dev/null']);
+  return { ...r, stdout: r.stdout.replaceAll('\r\n', '\n') };
+}
+
+const lastLine = (text: string) => text.trimEnd().split('\n').at(-1);
+
+describe('kubectl finds the plugin', () => {
+  it('kubectl plugin list shows kubectl-neoset, executable and not shadowed', async () => {
+    const r = await kubectl(['plugin', 'list']);
+    expect(r.stdout).toContain(path.join(BIN, 'kubectl-neoset'));
+    // kubectl warns on stderr about a plugin that is not executable or is overshadowed by another.
+    expect(r.stderr).not.toMatch(/kubectl-neoset/);
+  });
+
+  it('kubectl neoset rollout status --help prints the help and exits 0', async () => {
+    const r = await kubectl(['neoset', 'rollout', 'status', '--help']);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r.stdout).toMatch(/^Show the status of the rollout\./);
+    expect(r.stdout).toContain('--timeout=0s:');
+    expect(r.stdout).toContain('Usage:\n  kubectl neoset rollout status NAME [options]');
+  });
+
+  it('a bad argument is exit 2 naming it; a missing NeoSet is exit 3', async () => {
+    const bad = await kubectl(['neoset', 'rollout', 'status', 'mysql', '--timeout=soon']);
+    expect(bad).toMatchObject({ code: 2, stdout: '' });
+    expect(bad.stderr).toBe(
+      `error: invalid value "soon" for --timeout: a duration such as 30s, 5m or 1h30m (0 waits forever)\nSee 'kubectl neoset rollout status --help' for usage.\n`,
+    );
+    const missing = await kubectl(['neoset', 'rollout', 'history', 'nothing-here', '-n', 'default']);
+    expect(missing).toEqual({ code: 3, stdout: '', stderr: 'error: neosets.neo.io "nothing-here" not found in namespace "default"\n' });
+  });
+});
+
+describe("the seeds' canary flow, done with kubectl neoset", () => {
+  const NAME = 'mysql';
+  let stack: Stack;
+  let neo: (...args: string[]) => Promise<Run>;
+  let v1 = '';
+  let v2 = '';
+  const images = () => stack.observer.pods(NAME).map(imageOf);
+
+  beforeAll(async () => {
+    stack = await startStack({ prefix: 'plugin' });
+    neo = (...args) => kubectl(['neoset', ...args, '-n', stack.namespace]);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('rollout status: a new 5-replica NeoSet rolls out complete', async () => {
+    // A grace period keeps each pod in its in-place update long enough to be seen there.
+    const manifest = neosetManifest({ name: NAME, replicas: 5, image: 'mysql:8.0', updateStrategy: { maxUnavailable: 2, inPlaceUpdateStrategy: { gracePeriodSeconds: 3 } } });
+    (manifest.metadata as Record<string, unknown>).annotations = { [CHANGE_CAUSE]: 'mysql 8.0' };
+    await applyNeoSet(stack, manifest);
+    const r = await neo('rollout', 'status', NAME, '--timeout=60s');
+    const n = stack.observer.neoset(NAME)!;
+    v1 = n.status!.updateRevision!;
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(lastLine(r.stdout)).toBe(`roll out complete: 5 pods at revision ${v1}...`);
+  });
+
+  it('rollout status --timeout exits 1 while a staged canary is paused', async () => {
+    // The user stages 8.1 for the canary (partition 4 = only mysql-4), paused, with a change-cause.
+    await patchNeoSet(stack, NAME, {
+      metadata: { annotations: { [CHANGE_CAUSE]: 'canary of mysql 8.1' } },
+      spec: {
+        template: { spec: { containers: [{ name: 'main', image: 'mysql:8.1', readinessProbe: { tcpSocket: { port: 3306 } } }] } },
+        updateStrategy: { partition: 4, pause: true },
+      },
+    });
+    const r = await neo('rollout', 'status', NAME, '--timeout=3s');
+    expect(r.code).toBe(1);
+    expect(lastLine(r.stdout)).toBe('Waiting for partitioned roll out to finish (paused): 0 out of 1 new pods have been updated...');
+    expect(r.stderr).toBe(
+      `error: timed out after 3s waiting for neoset.neo.io/${NAME} to roll out: Waiting for partitioned roll out to finish (paused): 0 out of 1 new pods have been updated...\n`,
+    );
+    expect(images()).toEqual(Array(5).fill('mysql:8.0'));
+  });
+
+  it('rollout resume starts the canary: only mysql-4 is updated, in place', async () => {
+    const ids = identities(stack.observer.pods(NAME));
+    expect(await neo('rollout', 'resume', NAME)).toEqual({ code: 0, stdout: `neoset.neo.io/${NAME} resumed\n`, stderr: '' });
+    const r = await neo('rollout', 'status', NAME, '--timeout=60s');
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(lastLine(r.stdout)).toBe('partitioned roll out complete: 1 new pods have been updated...');
+    expect(images()).toEqual(['mysql:8.0', 'mysql:8.0', 'mysql:8.0', 'mysql:8.0', 'mysql:8.1']);
+    expect(identities(stack.observer.pods(NAME))).toEqual(ids);
+    v2 = stack.observer.neoset(NAME)!.status!.updateRevision!;
+  });
+
+  it('rollout pause holds the canary for observation; pausing twice says so', async () => {
+    expect(await neo('rollout', 'pause', NAME)).toEqual({ code: 0, stdout: `neoset.neo.io/${NAME} paused\n`, stderr: '' });
+    expect(await neo('rollout', 'pause', NAME)).toEqual({ code: 0, stdout: `neoset.neo.io/${NAME} is already paused\n`, stderr: '' });
+    await untilStatus(stack, NAME, 'phase Paused', (n) => n.status?.phase === 'Paused');
+    const r = await neo('get', NAME);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const [header, row] = r.stdout.trimEnd().split('\n');
+    expect(header.split(/\s+/)).toEqual(['NAME', 'REPLICAS', 'READY', 'UPDATED', 'PHASE', 'CURRENT', 'TARGET', 'AGE', 'UPDATING']);
+    expect(row.split(/\s+/)).toEqual([NAME, '5', '5', '1', 'Paused', 'mysql:8.0', 'mysql:8.1', expect.stringMatching(/^\d+s$/), '<none>']);
+  });
+
+  it('rollout promote: the next batch (partition 4 -> 2 with maxUnavailable 2) and resume; get and the live display show it', async () => {
+    expect(await neo('rollout', 'promote', NAME)).toEqual({ code: 0, stdout: `neoset.neo.io/${NAME} promoted: partition 4 -> 2, resumed\n`, stderr: '' });
+    const live = kubectlOnTerminal(['neoset', 'rollout', 'status', NAME, '-n', stack.namespace, '--timeout=60s']);
+    await untilStatus(stack, NAME, 'a batch in flight', (n) => (n.status?.currentUpdatePods?.length ?? 0) > 0);
+    const get = await neo('get', NAME);
+    expect(get.stdout.trimEnd().split('\n')[1].split(/\s+/).at(-1)).toMatch(/^mysql-[23](,mysql-[23])?$/);
+    const r = await live;
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('\x1b[5A'); // the display was redrawn in place: cursor up over its 5 lines
+    expect(r.stdout).toMatch(/ {2}updating {2}mysql-[23]/);
+    expect(r.stdout).toMatch(/\n {2}updated {3}\[#+-*\] 3\/5 {2}\(partition 2: 3 to update\)\n/);
+    expect(lastLine(r.stdout)).toBe('partitioned roll out complete: 3 new pods have been updated...');
+    expect(stack.observer.neoset(NAME)!.spec.updateStrategy).toMatchObject({ partition: 2, pause: false });
+    expect(images()).toEqual(['mysql:8.0', 'mysql:8.0', 'mysql:8.1', 'mysql:8.1', 'mysql:8.1']);
+  });
+
+  it('rollout pause and resume', async () => {
+    expect((await neo('rollout', 'pause', NAME)).stdout).toBe(`neoset.neo.io/${NAME} paused\n`);
+    await untilStatus(stack, NAME, 'paused observed', (n) => n.spec.updateStrategy.pause);
+    expect((await neo('rollout', 'resume', NAME)).stdout).toBe(`neoset.neo.io/${NAME} resumed\n`);
+    expect(await neo('rollout', 'resume', NAME)).toEqual({ code: 0, stdout: `neoset.neo.io/${NAME} is not paused\n`, stderr: '' });
+    await untilStatus(stack, NAME, 'resumed, Canary', (n) => !n.spec.updateStrategy.pause && n.status?.phase === 'Canary');
+  });
+
+  it('rollout promote --full finishes the rollout', async () => {
+    expect(await neo('rollout', 'promote', NAME, '--full')).toEqual({ code: 0, stdout: `neoset.neo.io/${NAME} promoted: partition 2 -> 0\n`, stderr: '' });
+    const r = await neo('rollout', 'status', NAME, '--timeout=60s');
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(lastLine(r.stdout)).toBe(`roll out complete: 5 pods at revision ${v2}...`);
+    expect(images()).toEqual(Array(5).fill('mysql:8.1'));
+    expect(await neo('rollout', 'promote', NAME)).toEqual({ code: 0, stdout: `neoset.neo.io/${NAME} is already fully promoted (partition 0, not paused)\n`, stderr: '' });
+  });
+
+  /** `rollout history` as rows of cells (columns are separated by at least 2 spaces; STATUS may be empty). */
+  async function historyRows(): Promise<string[][]> {
+    const r = await neo('rollout', 'history', NAME);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(`neoset.neo.io/${NAME}`);
+    expect(lines[1].split(/\s+/)).toEqual(['REVISION', 'NAME', 'STATUS', 'IMAGES', 'CHANGE-CAUSE']);
+    return lines.slice(2).map((l) => l.split(/\s{2,}/));
+  }
+
+  it('rollout history lists both revisions with their images, and which is current and which the update revision', async () => {
+    const rows = await historyRows();
+    expect(rows.map((r) => r.slice(0, -1))).toEqual([
+      ['1', v1, 'main=mysql:8.0'],
+      ['2', v2, 'current,update', 'main=mysql:8.1'],
+    ]);
+    const one = await neo('rollout', 'history', NAME, '--revision=1');
+    expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(new RegExp(`^neoset.neo.io/${NAME} with revision #1\\nName: +${v1}\\nImages: +main=mysql:8.0\\nChange-cause: .*\\nPod Template:\\n`));
+    expect(one.stdout).toContain('        image: mysql:8.0\n');
+    const none = await neo('rollout', 'history', NAME, '--revision=7');
+    expect(none).toEqual({ code: 3, stdout: '', stderr: `error: revision 7 not found for neoset.neo.io/${NAME} (revisions: 1, 2)\n` });
+  });
+
+  it("rollout history shows each revision's change-cause, copied from the NeoSet's annotation when the revision was created", async () => {
+    expect((await historyRows()).map((r) => r.at(-1))).toEqual(['mysql 8.0', 'canary of mysql 8.1']);
+  });
+
+  it('rollout undo --to-revision=1 brings every pod back to 8.0 in place; undoing again says it is already there', async () => {
+    const ids = identities(stack.observer.pods(NAME));
+    const cause = (await historyRows())[0].at(-1);
+    expect(await neo('rollout', 'undo', NAME, '--to-revision=1')).toEqual({ code: 0, stdout: `neoset.neo.io/${NAME} rolled back to revision 1 (main=mysql:8.0)\n`, stderr: '' });
+    const r = await neo('rollout', 'status', NAME, '--timeout=60s');
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(lastLine(r.stdout)).toBe(`roll out complete: 5 pods at revision ${v1}...`);
+    expect(images()).toEqual(Array(5).fill('mysql:8.0'));
+    expect(stack.observer.pods(NAME).every((p) => settledOn(p, v1))).toBe(true);
+    expect(identities(stack.observer.pods(NAME))).toEqual(ids);
+    // As `kubectl rollout undo` does for a Deployment, the NeoSet takes the revision's change-cause.
+    expect(stack.observer.neoset(NAME)!.metadata.annotations?.[CHANGE_CAUSE]).toBe(cause === '<none>' ? undefined : cause);
+
+    // The controller renumbered revision 1 to 3: it is the current one and undo has nothing to do.
+    expect((await historyRows()).map((r) => r.slice(0, -1))).toEqual([
+      ['2', v2, 'main=mysql:8.1'],
+      ['3', v1, 'current,update', 'main=mysql:8.0'],
+    ]);
+    expect(await neo('rollout', 'undo', NAME, '--to-revision=3')).toEqual({
+      code: 0,
+      stdout: `neoset.neo.io/${NAME} skipped rollback (current template already matches revision 3)\n`,
+      stderr: '',
+    });
+  });
+
+  it('no invariant was violated in any observed state', () => {
+    expect(stack.observer.violations).toEqual([]);
+  });
+});
+
+describe('rollout status on a failed rollout', () => {
+  const NAME = 'broken';
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ prefix: 'plugin-failed' });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('exits 1 and prints the reason', async () => {
+    await applyNeoSet(stack, neosetManifest({ name: NAME, replicas: 3, image: 'mysql:8.0', updateStrategy: { inPlaceUpdateStrategy: { timeoutSeconds: 3 } } }));
+    await untilStatus(stack, NAME, '3 ready pods', (n) => n.status?.readyReplicas === 3);
+    await patchNeoSet(stack, NAME, { spec: { template: { spec: { containers: [{ name: 'main', image: 'mysql:8.1-crashloop', readinessProbe: { tcpSocket: { port: 3306 } } }] } } } });
+    const r = await kubectl(['neoset', 'rollout', 'status', NAME, '-n', stack.namespace, '--timeout=60s']);
+    const n = stack.observer.neoset(NAME)!;
+    const progressing = n.status?.conditions?.find((c) => c.type === 'Progressing');
+    expect(n.status?.phase).toBe('Failed');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`error: neoset.neo.io/${NAME} rollout failed: ${progressing?.reason}: ${progressing?.message}\n`);
+    expect(progressing?.reason).toBe('ProgressDeadlineExceeded');
+  });
+});
