@@ -109,7 +109,6 @@ export function pingEvent(): PumpEvent {
     type: PING_TYPE,
     time: new Date().toISOString(),
     datacontenttype: 'application/json',
-    kind: 'ping',
     data: {},
   };
 }
@@ -163,7 +162,9 @@ export function startPump(opts: PumpOptions): Pump {
     if (stopped) return;
     opts.record?.(event);
     opts.sinks.forEach((sink, i) => {
-      if (!sink.kinds.includes((event.kind ?? '') as Sink['kinds'][number])) return;
+      // A PingSource sets no `kind` extension: ticks are told apart by their type.
+      const kind = event.type === PING_TYPE ? 'ping' : (event.kind ?? '');
+      if (!sink.kinds.includes(kind as Sink['kinds'][number])) return;
       for (let c = 0; c < copies; c++) {
         if (opts.shuffleWindowMs) {
           window.push({ sink: i, event });

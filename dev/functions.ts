@@ -1,0 +1,54 @@
+// The three functions of the dev stack, each a real child process on a local port: from source
+// (`node functions/<name>/server.ts`, Node's type stripping) or, with `bundled`, the dist/ bundles
+// that the image runs. Children die with the dev process, even on SIGKILL (setpriv --pdeathsig).
+import { join } from 'node:path';
+import { freePorts } from '../test/cluster/ports.ts';
+import { waitForHealthy } from '../test/cluster/probe.ts';
+import { startProcess, type ManagedProcess } from '../test/cluster/processes.ts';
+
+export type FunctionName = 'reconcile' | 'readiness' | 'admission';
+
+export const REPO_ROOT = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
+
+export interface FunctionOptions {
+  name: FunctionName;
+  /** 0: any free port. */
+  port: number;
+  kubeconfig: string;
+  logPath: string;
+  /** https with this certificate (admission); the CA is what /healthz is checked against. */
+  tls?: { certFile: string; keyFile: string; caPem: string };
+  bundled?: boolean;
+  env?: Record<string, string>;
+}
+
+export interface RunningFunction {
+  name: FunctionName;
+  url: string;
+  process: ManagedProcess;
+}
+
+export const entryOf = (name: FunctionName, bundled = false) =>
+  bundled ? join(REPO_ROOT, 'dist', `${name}.mjs`) : join(REPO_ROOT, 'functions', name, 'server.ts');
+
+export async function startFunction(opts: FunctionOptions): Promise<RunningFunction> {
+  const port = opts.port === 0 ? (await freePorts(1))[0] : opts.port;
+  const env: Record<string, string> = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    KUBECONFIG: opts.kubeconfig,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+    ...(opts.tls ? { TLS_CERT_FILE: opts.tls.certFile, TLS_KEY_FILE: opts.tls.keyFile } : {}),
+    ...opts.env,
+  };
+  // `env` sets the child's environment and execs node: the pid (and its death signal) stay the same.
+  const child = startProcess(opts.name, 'env', [...Object.entries(env).map(([k, v]) => `${k}=${v}`), process.execPath, entryOf(opts.name, opts.bundled)], opts.logPath);
+  const url = `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+  try {
+    await waitForHealthy(child, `${url}/healthz`, opts.tls ? { ca: opts.tls.caPem } : undefined, 60_000);
+  } catch (error) {
+    await child.stop();
+    throw error;
+  }
+  return { name: opts.name, url, process: child };
+}

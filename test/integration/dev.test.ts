@@ -1,0 +1,218 @@
+// The local system of issue #5, tried as a user would: the bundled functions run directly (the
+// image's entrypoint), and `npm run dev` (dev/main.ts) brought up, driven through an in-place rollout
+// of examples/mysql.yaml with kubectl, a recorded event replayed in binary and structured mode, the
+// state gauges read, and Ctrl-C leaving no process behind.
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { build } from '../../scripts/build.ts';
+import { createTestNamespace, kubeconfigPath, kubectl, type TestNamespace } from '../cluster/harness.ts';
+import { createCa, issueServingCert } from '../cluster/certs.ts';
+import { freePorts } from '../cluster/ports.ts';
+import { probe } from '../cluster/probe.ts';
+import { isAlive } from '../cluster/local-cluster.ts';
+import { poll } from '../cluster/wait.ts';
+
+const REPO_ROOT = new URL('../..', import.meta.url).pathname;
+const EXAMPLE = join(REPO_ROOT, 'examples', 'mysql.yaml');
+const EVENTS = join(REPO_ROOT, 'examples', 'events');
+
+const neosetOf = (file: string) => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS()).find((o) => o.kind === 'NeoSet');
+
+/** Non-GET API requests a function instance has made, from its own /metrics. */
+const writesIn = (metrics: string) =>
+  metrics
+    .split('\n')
+    .filter((l) => l.startsWith('neoset_api_requests_total{') && !l.includes('verb="get"'))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+
+/** Replays a saved event in both modes, as the README's curl commands do. */
+async function replay(url: string, base: string): Promise<{ status: number; body: string }[]> {
+  const headers = Object.fromEntries(
+    readFileSync(`${base}.headers`, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]),
+  );
+  const answers = [];
+  for (const init of [
+    { headers, body: readFileSync(`${base}.data.json`) },
+    { headers: { 'content-type': 'application/cloudevents+json' }, body: readFileSync(`${base}.json`) },
+  ]) {
+    const res = await fetch(url, { method: 'POST', ...init });
+    answers.push({ status: res.status, body: await res.text() });
+  }
+  return answers;
+}
+
+describe('bundled functions (dist/, the image entrypoint)', () => {
+  let out: string;
+  let ns: TestNamespace;
+  const children: ChildProcessWithoutNullStreams[] = [];
+
+  beforeAll(async () => {
+    out = mkdtempSync(join(tmpdir(), 'neoset-dist-'));
+    await build(out);
+    ns = await createTestNamespace('bundles');
+    const r = await kubectl(['-n', ns.name, 'apply', '-f', '-'], { input: stringify(neosetOf(EXAMPLE)) });
+    expect(r.stderr).toBe('');
+  });
+  afterAll(async () => {
+    for (const c of children) c.kill('SIGTERM');
+    await ns?.cleanup();
+    rmSync(out, { recursive: true, force: true });
+  });
+
+  const start = async (fn: string, env: Record<string, string> = {}) => {
+    const [port] = await freePorts(1);
+    const child = spawn(process.execPath, [join(out, 'main.mjs')], {
+      env: { ...process.env, NEOSET_FUNCTION: fn, PORT: String(port), HOST: '127.0.0.1', KUBECONFIG: kubeconfigPath(), LOG_LEVEL: 'warn', ...env },
+    });
+    children.push(child);
+    return { port, child };
+  };
+
+  it('reconcile and readiness answer /healthz, replayed events (empty 2xx), and reconcile shows the state gauges', async () => {
+    for (const fn of ['reconcile', 'readiness']) {
+      const { port } = await start(fn);
+      const url = `http://127.0.0.1:${port}`;
+      await poll(`${fn} /healthz`, async () => ((await probe(`${url}/healthz`))?.status === 200 ? true : undefined), { timeoutMs: 20_000 });
+      // Not the resync tick: it would reconcile every NeoSet of the shared test cluster. These name
+      // default/mysql, which does not exist here: a no-op, answered like any other event.
+      for (const event of ['0001-neoset-mysql-add', '0002-neoset-mysql-update', '0003-pod-mysql-4-update']) {
+        expect(await replay(`${url}/`, join(EVENTS, event)), `${fn} ${event}`).toEqual([
+          { status: 200, body: '' },
+          { status: 200, body: '' },
+        ]);
+      }
+      const metrics = (await probe(`${url}/metrics`))!.body;
+      expect(metrics).toContain('neoset_reconcile_total');
+      if (fn === 'reconcile') {
+        expect(metrics).toContain(`neoset_replicas{namespace="${ns.name}",neoset="mysql"} 5`);
+        expect(metrics).toContain('neoset_state_up 1');
+      }
+    }
+  });
+
+  it('admission serves https with the certificate it is given; main.mjs refuses an unknown function', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'neoset-tls-'));
+    try {
+      const ca = await createCa();
+      const cert = await issueServingCert(ca);
+      const write = (name: string, pem: string) => {
+        writeFileSync(join(dir, name), pem, { mode: 0o600 });
+        return join(dir, name);
+      };
+      const { port } = await start('admission', { TLS_CERT_FILE: write('tls.crt', cert.certPem), TLS_KEY_FILE: write('tls.key', cert.keyPem) });
+      const healthy = await poll('admission /healthz', async () => ((await probe(`https://127.0.0.1:${port}/healthz`, { ca: ca.certPem }))?.status === 200 ? true : undefined), {
+        timeoutMs: 20_000,
+      });
+      expect(healthy).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const wrong = spawnSync(process.execPath, [join(out, 'main.mjs'), 'nope'], { encoding: 'utf8' });
+    expect(wrong.status).toBe(2);
+    expect(wrong.stderr).toContain('reconcile, readiness, admission');
+  });
+});
+
+describe('npm run dev', () => {
+  let dir: string;
+  let dev: ChildProcessWithoutNullStreams;
+  let stdout = '';
+  let kubeconfig = '';
+  let reconcileUrl = '';
+  const pids: number[] = [];
+
+  const k = (args: string[], input?: string) => {
+    const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { input, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const neoset = () => JSON.parse(k(['get', 'neo', 'mysql', '-o', 'json']));
+  const pods = () => JSON.parse(k(['get', 'pods', '-l', 'app=mysql', '-o', 'json'])).items as { metadata: { name: string; uid: string }; spec: { containers: { image: string }[] } }[];
+  const settled = (phases: string[], image: string) => () => {
+    const n = neoset();
+    const s = n.status ?? {};
+    const done = s.observedGeneration === n.metadata.generation && phases.includes(s.phase) && s.readyReplicas === 5 && s.updatedReplicas === 5 && s.currentImage === image;
+    return Promise.resolve(done ? n : undefined);
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'neoset-dev-'));
+    const ports = ['--reconcile-port', '0', '--readiness-port', '0', '--admission-port', '0'];
+    dev = spawn(process.execPath, ['dev/main.ts', '--dir', dir, '--record', join(dir, 'events'), '--resync-ms', '1000', ...ports], { cwd: REPO_ROOT });
+    dev.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    dev.stderr.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    await poll('NeoSet dev stack ready', async () => {
+      if (dev.exitCode !== null) throw new Error(`npm run dev exited ${dev.exitCode}:\n${stdout}`);
+      return stdout.includes('NeoSet dev stack ready') ? true : undefined;
+    }, { timeoutMs: 180_000, intervalMs: 200 });
+    kubeconfig = /^export KUBECONFIG=(.*)$/m.exec(stdout)![1];
+    reconcileUrl = /reconcile (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)![1];
+    for (const m of stdout.matchAll(/\(pid (\d+)/g)) pids.push(Number(m[1]));
+  }, 200_000);
+
+  afterAll(async () => {
+    if (dev && dev.exitCode === null) dev.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('prints the kubeconfig it wrote, then the ready line', () => {
+    expect(kubeconfig).toBe(join(dir, 'kubeconfig'));
+    expect(existsSync(kubeconfig)).toBe(true);
+    expect(stdout.indexOf('export KUBECONFIG=')).toBeLessThan(stdout.indexOf('NeoSet dev stack ready'));
+    expect(pids.length).toBe(6); // etcd, kube-apiserver, kube-controller-manager, three functions
+  });
+
+  it('drives examples/mysql.yaml through an in-place rollout to a new image', async () => {
+    k(['apply', '-f', EXAMPLE]);
+    await poll('mysql to be ready on mysql:8.0', settled(['Idle'], 'mysql:8.0'), { timeoutMs: 90_000, intervalMs: 250 });
+    const before = pods();
+    k(['patch', 'neo', 'mysql', '--type', 'json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'mysql:8.1' }])]);
+    await poll('the rollout to mysql:8.1 to complete', settled(['Completed'], 'mysql:8.1'), { timeoutMs: 120_000, intervalMs: 250 });
+    const after = pods();
+    expect(after.map((p) => p.spec.containers[0].image)).toEqual(Array(5).fill('mysql:8.1'));
+    // In place: the same pods (uid), not new ones.
+    expect(Object.fromEntries(after.map((p) => [p.metadata.name, p.metadata.uid]))).toEqual(Object.fromEntries(before.map((p) => [p.metadata.name, p.metadata.uid])));
+  });
+
+  it('replays a recorded event in binary and structured mode: empty 2xx, no write', async () => {
+    const recorded = readdirSync(join(dir, 'events')).filter((f) => /-neoset-mysql-update\.json$/.test(f)).sort();
+    expect(recorded.length).toBeGreaterThan(0);
+    const base = join(dir, 'events', recorded.at(-1)!.replace(/\.json$/, ''));
+    const writes = async () => writesIn((await probe(`${reconcileUrl}/metrics`))!.body);
+    // Settled: no write between two reads a couple of resync ticks apart.
+    let last = -1;
+    await poll('reconcile to stop writing', async () => {
+      const now = await writes();
+      const quiet = now === last;
+      last = now;
+      return quiet ? true : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 2500 });
+    expect(await replay(`${reconcileUrl}/`, base)).toEqual([
+      { status: 200, body: '' },
+      { status: 200, body: '' },
+    ]);
+    expect(await writes()).toBe(last);
+  });
+
+  it("shows the cluster's NeoSets in reconcile's /metrics", async () => {
+    const metrics = (await probe(`${reconcileUrl}/metrics`))!.body;
+    expect(metrics).toContain('neoset_replicas{namespace="default",neoset="mysql"} 5');
+    expect(metrics).toContain('neoset_updated_replicas{namespace="default",neoset="mysql"} 5');
+    expect(metrics).toContain('neoset_phase{namespace="default",neoset="mysql"} 4'); // Completed
+  });
+
+  it('stops everything it started on Ctrl-C (SIGINT)', async () => {
+    dev.kill('SIGINT');
+    const code = await new Promise<number | null>((resolve) => (dev.exitCode !== null ? resolve(dev.exitCode) : dev.once('exit', resolve)));
+    expect(code).toBe(0);
+    expect(pids.filter(isAlive)).toEqual([]);
+    expect(existsSync(kubeconfig)).toBe(false);
+  }, 60_000);
+});
