@@ -69,7 +69,8 @@ export function parseInvocation(argv: string[]): Invocation {
   }
 }
 
-function invocation(topic: string, words: string[], values: Values): Invocation {
+function invocation(topic: string, args: string[], values: Values): Invocation {
+  let words = args;
   if (values.help || GROUPS.includes(topic)) {
     if (!values.help && words.length > 0) throw usageError(`unknown command "${words[0]}" for "${join('kubectl neoset', topic)}"`);
     return { kind: 'help', topic };
@@ -78,6 +79,8 @@ function invocation(topic: string, words: string[], values: Values): Invocation 
   for (const flag of Object.keys(values) as Flag[]) {
     if (!GLOBAL_FLAGS.includes(flag) && !spec.flags.includes(flag)) throw usageError(`unknown flag --${flag} for "kubectl neoset ${topic}"`);
   }
+  // kubectl rollout's `TYPE NAME` form, as the seeds write it: `rollout undo neoset mysql`.
+  if (words.length === 2 && NEOSET_TYPES.includes(words[0])) words = words.slice(1);
   if (words.length > 1) throw usageError(`"kubectl neoset ${topic}" takes one NeoSet name, got ${words.length}: ${words.join(' ')}`);
   if (words.length === 0 && spec.nameRequired) throw usageError(`"kubectl neoset ${topic}" needs a NeoSet name, e.g. kubectl neoset ${topic} mysql`);
   const cluster: ClusterFlags = { kubeconfig: values.kubeconfig, context: values.context, namespace: values.namespace };
@@ -155,10 +158,12 @@ function revisionNumber(flag: string, text: string, min: number): number {
   return Number(text);
 }
 
+const NEOSET_TYPES = ['neo', 'neoset', 'neosets', 'neoset.neo.io', 'neosets.neo.io'];
+
 /** NAME, or TYPE/NAME as kubectl rollout accepts it (neo/mysql, neoset/mysql, neosets.neo.io/mysql). */
 function neosetName(arg: string): string {
   const slash = arg.indexOf('/');
-  if (slash >= 0 && !['neo', 'neoset', 'neosets', 'neoset.neo.io', 'neosets.neo.io'].includes(arg.slice(0, slash))) {
+  if (slash >= 0 && !NEOSET_TYPES.includes(arg.slice(0, slash))) {
     throw usageError(`"${arg}" is not a NeoSet: give NAME or neoset/NAME`);
   }
   const name = arg.slice(slash + 1);

@@ -21,3 +21,8 @@ export function promotion(neoset: NeoSet, full: boolean): Promotion | undefined 
   if (from === 0 && !updateStrategy.pause) return undefined;
   return { from, to, resumes: updateStrategy.pause };
 }
+
+/** The merge patch of one step, guarded by the resourceVersion read: two promotes at once must not both lower the partition. */
+export function promotePatch(neoset: NeoSet, step: Promotion): object {
+  return { metadata: { resourceVersion: neoset.metadata.resourceVersion }, spec: { updateStrategy: { partition: step.to, pause: false } } };
+}

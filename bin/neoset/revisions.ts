@@ -30,7 +30,9 @@ const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1')
  */
 export function undoPatch(neoset: NeoSet, revision: ControllerRevision): object[] {
   const ops: object[] = [
-    { op: 'test', path: '/metadata/resourceVersion', value: neoset.metadata.resourceVersion },
+    // Not a `test` op: the API server answers a failed one with a bare 422. A resourceVersion in the
+    // patched object makes the update conditional on it instead: 409 Conflict when stale.
+    { op: 'replace', path: '/metadata/resourceVersion', value: neoset.metadata.resourceVersion },
     { op: 'replace', path: '/spec/template', value: templateOf(revision) },
   ];
   const cause = changeCauseOf(revision);

@@ -11,8 +11,8 @@ export async function writeNeoSet(client: KubeClient, neoset: NeoSet, change: { 
   try {
     await client.request('PATCH', paths.neoset(namespace, name), change);
   } catch (err) {
-    // A stale resourceVersion: 409 for a merge patch, 422 for a failed JSON-patch `test`.
-    if (err instanceof ApiError && (err.isConflict || (err.status === 422 && /test/i.test(err.message)))) {
+    // Every patch here carries metadata.resourceVersion: the API server answers 409 when it is stale.
+    if (err instanceof ApiError && err.isConflict) {
       throw new CliError(EXIT_API, `${ref(name)} was changed by someone else while this command ran; nothing was written: run it again`);
     }
     throw err;

@@ -7,6 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubeconfigPath } from '../cluster/harness.ts';
 import { applyNeoSet, identities, imageOf, patchNeoSet, settledOn, untilStatus } from '../e2e/helpers.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
+import { listRevisions, readNeoSet } from '../../bin/neoset/neosets.ts';
+import { promotePatch } from '../../bin/neoset/promotion.ts';
+import { undoPatch } from '../../bin/neoset/revisions.ts';
+import { writeNeoSet } from '../../bin/neoset/write.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin');
 const CHANGE_CAUSE = 'kubernetes.io/change-cause';
@@ -220,6 +224,15 @@ describe("the seeds' canary flow, done with kubectl neoset", () => {
       stdout: `neoset.neo.io/${NAME} skipped rollback (current template already matches revision 3)\n`,
       stderr: '',
     });
+  });
+
+  it('a write computed from a stale read is refused by the API server: nothing changes, and the message says so', async () => {
+    const stale = await readNeoSet(stack.client, stack.namespace, NAME);
+    const revisions = await listRevisions(stack.client, stale);
+    await patchNeoSet(stack, NAME, { metadata: { labels: { touched: 'by-someone-else' } } });
+    const message = `neoset.neo.io/${NAME} was changed by someone else while this command ran; nothing was written: run it again`;
+    await expect(writeNeoSet(stack.client, stale, { patch: 'json', body: undoPatch(stale, revisions[0]) })).rejects.toThrow(message);
+    await expect(writeNeoSet(stack.client, stale, { patch: 'merge', body: promotePatch(stale, { from: 0, to: 0, resumes: true }) })).rejects.toThrow(message);
   });
 
   it('no invariant was violated in any observed state', () => {

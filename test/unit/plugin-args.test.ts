@@ -31,6 +31,8 @@ describe('parseInvocation', () => {
     expect(parse('rollout status mysql -w=false')).toMatchObject({ command: { watch: false } });
     expect(parse('rollout history neo/mysql --revision=2')).toMatchObject({ command: { name: 'history', neoset: 'mysql', revision: 2 } });
     expect(parse('rollout history neosets.neo.io/mysql')).toMatchObject({ command: { name: 'history', neoset: 'mysql', revision: undefined } });
+    expect(parse('rollout undo neoset mysql')).toMatchObject({ command: { name: 'undo', neoset: 'mysql' } });
+    expect(parse('rollout status neo')).toMatchObject({ command: { name: 'status', neoset: 'neo' } });
     expect(parse('rollout undo mysql --to-revision=1')).toMatchObject({ command: { name: 'undo', toRevision: 1 } });
     expect(parse('rollout undo mysql --to-revision=0')).toMatchObject({ command: { name: 'undo', toRevision: undefined } });
     expect(parse('rollout pause mysql')).toMatchObject({ command: { name: 'pause', neoset: 'mysql' } });

@@ -108,7 +108,7 @@ describe('undo', () => {
   it("replaces spec.template whole and carries the revision's change-cause, guarded by resourceVersion", () => {
     const n = neoset({ image: 'mysql:8.2', annotations: { 'kubernetes.io/change-cause': 'to 8.2', team: 'db' } });
     expect(undoPatch(n, revs[0])).toEqual([
-      { op: 'test', path: '/metadata/resourceVersion', value: '42' },
+      { op: 'replace', path: '/metadata/resourceVersion', value: '42' },
       { op: 'replace', path: '/spec/template', value: template('mysql:8.0') },
       { op: 'add', path: '/metadata/annotations/kubernetes.io~1change-cause', value: 'first' },
     ]);

@@ -11,7 +11,7 @@ export async function setPause({ client, namespace }: Cluster, name: string, pau
     io.out.write(`${ref(name)} ${pause ? 'is already paused' : 'is not paused'}\n`);
     return EXIT_OK;
   }
-  await writeNeoSet(client, neoset, { patch: 'merge', body: { spec: { updateStrategy: { pause } } } });
+  await writeNeoSet(client, neoset, { patch: 'merge', body: { metadata: { resourceVersion: neoset.metadata.resourceVersion }, spec: { updateStrategy: { pause } } } });
   io.out.write(`${ref(name)} ${pause ? 'paused' : 'resumed'}\n`);
   return EXIT_OK;
 }

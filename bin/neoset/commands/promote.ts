@@ -1,7 +1,7 @@
 import type { Cluster } from '../cluster.ts';
 import { EXIT_OK } from '../errors.ts';
 import { readNeoSet, ref } from '../neosets.ts';
-import { promotion } from '../promotion.ts';
+import { promotePatch, promotion } from '../promotion.ts';
 import { writeNeoSet } from '../write.ts';
 import type { Io } from './io.ts';
 
@@ -12,11 +12,8 @@ export async function promote({ client, namespace }: Cluster, name: string, full
     io.out.write(`${ref(name)} is already fully promoted (partition 0, not paused)\n`);
     return EXIT_OK;
   }
-  // Guarded by the resourceVersion read: two promotes at once must not both lower the same partition.
-  await writeNeoSet(client, neoset, {
-    patch: 'merge',
-    body: { metadata: { resourceVersion: neoset.metadata.resourceVersion }, spec: { updateStrategy: { partition: step.to, pause: false } } },
-  });
-  io.out.write(`${ref(name)} promoted: partition ${step.from} -> ${step.to}${step.resumes ? ', resumed' : ''}\n`);
+  await writeNeoSet(client, neoset, { patch: 'merge', body: promotePatch(neoset, step) });
+  const moved = step.from === step.to ? `partition ${step.to}` : `partition ${step.from} -> ${step.to}`;
+  io.out.write(`${ref(name)} promoted: ${moved}${step.resumes ? ', resumed' : ''}\n`);
   return EXIT_OK;
 }
