@@ -86,9 +86,14 @@ export function decide(snapshot: Snapshot, now: Date): Plan {
   };
 }
 
-/** Revisions that must not be pruned: on a pod (label or in-place target), current, update (§4.2). */
+/**
+ * Revisions that must not be pruned: on a pod (label or in-place target), current, update (§4.2) —
+ * and those the status written so far still names: the status is written after the prune, so a crash
+ * in between must not leave it naming a deleted revision. They go in the next decision.
+ */
 function liveRevisions(o: Observed): Set<string> {
-  const live = new Set([o.current.name, o.update.name]);
+  const written = [o.neoset.status?.currentRevision, o.neoset.status?.updateRevision].filter((r) => r !== undefined);
+  const live = new Set([o.current.name, o.update.name, ...written]);
   for (const v of o.pods) {
     if (v.revision) live.add(v.revision);
     if (v.state) live.add(v.state.revision);

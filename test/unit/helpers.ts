@@ -1,0 +1,52 @@
+// Small helpers for the example tests: read a plan as `kind:pod` strings, build settled worlds.
+import type { NeoSetSpecInput } from '../../shared/api/neoset.ts';
+import { decide } from '../../shared/core/decide.ts';
+import type { Action, Plan } from '../../shared/core/plan.ts';
+import { World } from './world.ts';
+
+/** `markDraining:web-4`, `createPod:web-5`, `createRevision`, ... in plan order. */
+export function steps(plan: Plan | Action[]): string[] {
+  const actions = Array.isArray(plan) ? plan : plan.actions;
+  return actions.map((a) => {
+    switch (a.kind) {
+      case 'createPod':
+        return `${a.kind}:${a.pod.metadata.name}`;
+      case 'createPVC':
+        return `${a.kind}:${a.pvc.metadata.name}`;
+      case 'setPVCOwners':
+        return `${a.kind}:${a.pvc.name}`;
+      case 'createRevision':
+      case 'renumberRevision':
+      case 'deleteRevision':
+        return a.kind;
+      case 'recordEvent':
+        return `${a.kind}:${a.event.reason}`;
+      default:
+        return `${a.kind}:${a.pod.name}`;
+    }
+  });
+}
+
+/** A NeoSet created and settled: every pod running and Ready on the first revision. */
+export function settled(spec: Partial<NeoSetSpecInput> & { image?: string } = {}): World {
+  const w = new World({ replicas: 5, ...spec });
+  if (w.settle() < 0) throw new Error('did not settle');
+  return w;
+}
+
+/** The plan decide() makes for the world as it is now. */
+export function plan(w: World): Plan {
+  return decide(w.snapshot(), new Date(w.now));
+}
+
+export function revisionsOfPods(w: World): (string | undefined)[] {
+  return Array.from({ length: w.neoset.spec.replicas }, (_, i) => w.revisionOf(i));
+}
+
+export function imagesOfPods(w: World): (string | undefined)[] {
+  return Array.from({ length: w.neoset.spec.replicas }, (_, i) => w.imageOf(i));
+}
+
+export function uids(w: World): string[] {
+  return [...w.pods.values()].map((p) => p.metadata.uid!).sort();
+}

@@ -1,0 +1,253 @@
+// One pod's in-place update (SPEC §4.4 steps 1-5, §4.5), one write per decision.
+import { describe, expect, it } from 'vitest';
+import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY } from '../../shared/api/names.ts';
+import { decideReadiness } from '../../shared/core/decide.ts';
+import { parseInPlaceState } from '../../shared/core/inplace-state.ts';
+import type { Action, InPlaceState } from '../../shared/core/plan.ts';
+import { plan, settled, steps } from './helpers.ts';
+import type { World } from './world.ts';
+
+const state = (w: World, i: number): InPlaceState | null => parseInPlaceState(w.pod(i)?.metadata.annotations?.[ANNOTATION_INPLACE_STATE]);
+const gate = (w: World, i: number) => w.pod(i)?.status?.conditions?.find((c) => c.type === CONDITION_INPLACE_READY);
+
+/** One replica on v1, settled, then the template moves to v2 and the revision is created. */
+function oneReplicaUpdating(spec: Parameters<typeof settled>[0] = {}): { w: World; v1: string; v2: string } {
+  const w = settled({ replicas: 1, ...spec });
+  const v1 = w.neoset.status!.currentRevision!;
+  w.setImage('nginx:v2');
+  return { w, v1, v2: '' };
+}
+
+function only(w: World): Action {
+  const actions = plan(w).actions.filter((a) => a.kind !== 'createRevision');
+  expect(actions).toHaveLength(1);
+  return actions[0];
+}
+
+describe('in-place update of one pod', () => {
+  it('walks Draining -> gate False -> grace -> patchImages -> done -> finish -> gate True, one write per decision', () => {
+    const { w, v1 } = oneReplicaUpdating({ updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: 10 } } });
+    const start = w.now;
+    const r1 = w.reconcile();
+    const v2 = r1.plan.status!.updateRevision!;
+    expect(steps(r1.plan)).toEqual(['createRevision', 'markDraining:web-0']);
+    expect(r1.plan.actions[1]).toMatchObject({
+      kind: 'markDraining',
+      state: { revision: v2, phase: 'Draining', generation: 2, drainStartedAt: '2025-01-01T00:00:00Z' },
+    });
+    expect(r1.plan.status!.currentUpdatePods).toEqual([]);
+
+    // 1b: the annotation is there, the gate is still True -> False
+    expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'False', reason: 'InPlaceUpdateDraining' });
+    w.reconcile();
+    w.kubeletSettle(1);
+    expect(w.pod(0)!.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('False');
+
+    // 2: the grace period holds the patch back and says when to look again
+    w.advance(4);
+    const waiting = plan(w);
+    expect(waiting.actions).toEqual([]);
+    expect(waiting.requeueAfter).toBe(6);
+    expect(waiting.status?.currentUpdatePods ?? w.neoset.status!.currentUpdatePods).toEqual(['web-0']);
+    w.advance(6);
+    const before = w.pod(0)!.status!.containerStatuses![0];
+    const patch = only(w);
+    expect(patch).toEqual({
+      kind: 'patchImages',
+      pod: expect.objectContaining({ name: 'web-0' }),
+      images: { app: 'nginx:v2' },
+      revision: v2,
+      state: {
+        revision: v2,
+        phase: 'Updating',
+        generation: 2,
+        drainStartedAt: '2025-01-01T00:00:00Z',
+        startedAt: '2025-01-01T00:00:10Z',
+        targetImages: { app: 'nginx:v2' },
+        previousImageIDs: { app: before.imageID },
+        previousContainerIDs: { app: before.containerID },
+      },
+      event: expect.objectContaining({ reason: 'InPlaceUpdateStarted' }),
+    });
+    w.reconcile();
+    expect(w.revisionOf(0)).toBe(v2);
+
+    // 3: not done until the kubelet restarted the container on the new image and it is ready
+    expect(plan(w).actions).toEqual([]);
+    expect(plan(w).requeueAfter).toBe(600);
+    w.kubeletSync('web-0'); // restarted on v2, not ready yet
+    expect(plan(w).actions).toEqual([]);
+    w.kubeletSync('web-0'); // probe passes
+    w.advance(5);
+    // 4: finish, then open the gate
+    expect(only(w)).toMatchObject({ kind: 'finishInPlaceUpdate', revision: v2, durationSeconds: 15 });
+    expect(decideReadiness(w.snapshot(), 'web-0', new Date(w.now)).actions).toEqual([only(w)]);
+    w.reconcile();
+    expect(state(w, 0)).toBeNull();
+    expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'True', reason: 'InPlaceUpdateDone' });
+    w.reconcile();
+    w.kubeletSettle(1);
+    w.reconcile();
+    expect(w.neoset.status).toMatchObject({ phase: 'Completed', currentRevision: v2, updatedReplicas: 1 });
+    expect(v1).not.toBe(v2);
+    expect(w.now - start).toBe(15_000);
+  });
+
+  it('the gate: a crash between markDraining and the condition write is finished by the next decision', () => {
+    const { w } = oneReplicaUpdating();
+    w.reconcile({ crashAfter: 2 }); // createRevision, markDraining; no status
+    expect(state(w, 0)?.phase).toBe('Draining');
+    expect(gate(w, 0)?.status).toBe('True');
+    expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'False' });
+  });
+
+  it('the gate: a pod with no update in flight whose gate is False gets it back (crash between finish and gate)', () => {
+    const { w } = oneReplicaUpdating();
+    for (let i = 0; i < 3; i++) w.reconcile(); // drain, gate False, patch
+    w.kubeletSettle(2);
+    w.reconcile(); // finish
+    expect(state(w, 0)).toBeNull();
+    expect(gate(w, 0)?.status).toBe('False');
+    expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'True' });
+  });
+
+  it('a new pod gets its gate once Running with containers started, without waiting for Ready', () => {
+    const w = settled({ replicas: 1 });
+    w.edit((s) => void (s.replicas = 2));
+    w.reconcile(); // createPod web-1
+    expect(gate(w, 1)).toBeUndefined();
+    expect(plan(w).actions).toEqual([]); // Pending: nothing to open yet
+    w.kubeletSync('web-1'); // Running, containers started, not ready
+    expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', pod: { name: 'web-1' }, status: 'True', reason: 'PodStarted' });
+    expect(steps(decideReadiness(w.snapshot(), 'web-1', new Date(w.now)))).toEqual(['setInPlaceReady:web-1']);
+    expect(decideReadiness(w.snapshot(), 'web-0', new Date(w.now)).actions).toEqual([]);
+  });
+
+  it('readiness Ready waits for ContainersReady, not the pod Ready condition our gate holds False', () => {
+    const { w } = oneReplicaUpdating({ updateStrategy: { inPlaceUpdateStrategy: { readiness: 'Ready' } } });
+    for (let i = 0; i < 3; i++) w.reconcile();
+    w.kubeletSettle(2);
+    const pod = w.pod(0)!;
+    expect(pod.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('False');
+    expect(pod.status!.conditions!.find((c) => c.type === 'ContainersReady')!.status).toBe('True');
+    expect(only(w).kind).toBe('finishInPlaceUpdate');
+    pod.status!.conditions!.find((c) => c.type === 'ContainersReady')!.status = 'False';
+    expect(plan(w).actions).toEqual([]);
+  });
+
+  it('done compares the normalized image and a new imageID — or a new containerID when the digest is the same', () => {
+    const { w } = oneReplicaUpdating();
+    for (let i = 0; i < 3; i++) w.reconcile();
+    const cs = w.pod(0)!.status!.containerStatuses![0];
+    const before = { ...cs };
+    // the kubelet reports the target, normalized, with the same digest (a retag) but a new container
+    Object.assign(cs, { image: 'docker.io/library/nginx:v2', ready: true, containerID: 'containerd://new' });
+    expect(only(w).kind).toBe('finishInPlaceUpdate');
+    // still the old container: not done
+    Object.assign(cs, { containerID: before.containerID });
+    expect(plan(w).actions).toEqual([]);
+    // a different image: not done
+    Object.assign(cs, { image: 'docker.io/library/nginx:v3', imageID: 'sha256:other', containerID: 'containerd://new' });
+    expect(plan(w).actions).toEqual([]);
+  });
+
+  it('timeout: not done within timeoutSeconds -> Failed, Progressing=False ProgressDeadlineExceeded, one keyed Warning', () => {
+    const w = settled({ replicas: 2, updateStrategy: { inPlaceUpdateStrategy: { timeoutSeconds: 60 } } });
+    w.setImage('nginx:crash');
+    w.run(6, 0);
+    const stuck = state(w, 1)!;
+    expect(stuck.phase).toBe('Updating');
+    w.advance(61);
+    const p = plan(w);
+    expect(steps(p)).toEqual(['recordEvent:ProgressDeadlineExceeded']);
+    expect(p.actions[0]).toMatchObject({ key: `deadline-exceeded/web-1/${stuck.startedAt}`, event: { type: 'Warning' } });
+    expect(p.status!.phase).toBe('Failed');
+    expect(p.status!.conditions!.find((c) => c.type === 'Progressing')).toMatchObject({
+      status: 'False',
+      reason: 'ProgressDeadlineExceeded',
+      message: expect.stringContaining('web-1'),
+    });
+    // pod 0 does not start: no new batch while Failed (and the budget is used anyway)
+    w.reconcile();
+    expect(state(w, 0)).toBeNull();
+  });
+
+  it('the deadline restarts when the NeoSet generation changes (toggling pause retries)', () => {
+    const w = settled({ replicas: 1, updateStrategy: { inPlaceUpdateStrategy: { timeoutSeconds: 60 } } });
+    w.setImage('nginx:crash');
+    w.run(6, 0);
+    w.advance(120);
+    expect(plan(w).status?.phase ?? w.neoset.status!.phase).toBe('Failed');
+    w.reconcile();
+    w.edit((s) => void (s.updateStrategy.pause = true));
+    w.edit((s) => void (s.updateStrategy.pause = false));
+    const restart = only(w);
+    expect(restart).toMatchObject({
+      kind: 'patchImages',
+      images: { app: 'nginx:crash' },
+      state: { phase: 'Updating', generation: 4, startedAt: '2025-01-01T00:02:00Z' },
+      event: { reason: 'InPlaceUpdateDeadlineRestarted' },
+    });
+    const r = w.reconcile();
+    expect(r.plan.status?.phase).not.toBe('Failed');
+    expect(plan(w).status?.phase ?? w.neoset.status!.phase).toBe('RollingOut');
+  });
+
+  it('a new updateRevision re-targets a pod mid-update from its current state (rollback of a stuck pod)', () => {
+    const w = settled({ replicas: 1 });
+    const v1 = w.neoset.status!.currentRevision!;
+    w.setImage('nginx:crash');
+    w.settle(20);
+    const stuck = state(w, 0)!;
+    expect(stuck.phase).toBe('Updating');
+    w.rollbackTo(1);
+    const p = plan(w);
+    expect(steps(p)).toEqual(['recordEvent:RollbackDetected', 'renumberRevision', 'markDraining:web-0']);
+    expect(p.actions[2]).toMatchObject({ state: { revision: v1, phase: 'Draining', drainStartedAt: stuck.drainStartedAt } });
+    expect(w.settle()).toBeGreaterThanOrEqual(0);
+    expect(w.imageOf(0)).toBe('nginx:v1');
+    expect(w.neoset.status).toMatchObject({ phase: 'Completed', currentRevision: v1 });
+  });
+
+  it('a drain the rollout no longer wants (partition raised) is abandoned before any change', () => {
+    const { w } = oneReplicaUpdating();
+    w.reconcile(); // markDraining
+    w.reconcile(); // gate False
+    w.edit((s) => void (s.updateStrategy.partition = 1));
+    const abort = only(w);
+    expect(abort).toMatchObject({ kind: 'finishInPlaceUpdate', aborted: true, event: { reason: 'UpdateAborted' } });
+    w.reconcile();
+    expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'True' });
+  });
+
+  it('pause lets an update in flight finish but starts no new one', () => {
+    const w = settled({ replicas: 2 });
+    w.setImage('nginx:v2');
+    w.reconcile(); // markDraining web-1
+    w.edit((s) => void (s.updateStrategy.pause = true));
+    expect(w.settle()).toBeGreaterThanOrEqual(0);
+    expect([w.imageOf(0), w.imageOf(1)]).toEqual(['nginx:v1', 'nginx:v2']);
+    expect(w.neoset.status!.phase).toBe('Paused');
+  });
+
+  it('template labels and annotations travel with the in-place patch; identity labels never move', () => {
+    const w = settled({ replicas: 1 });
+    w.edit((s) => {
+      s.template.metadata = { labels: { app: 'web', tier: 'gold' }, annotations: { note: 'v2' } };
+      s.template.spec.containers[0].image = 'nginx:v2';
+    });
+    for (let i = 0; i < 2; i++) w.reconcile();
+    expect(only(w)).toMatchObject({ kind: 'patchImages', labels: { tier: 'gold' }, annotations: { note: 'v2' } });
+    w.reconcile();
+    w.edit((s) => {
+      s.template.metadata = { labels: { app: 'web' } };
+      s.template.spec.containers[0].image = 'nginx:v3';
+    });
+    w.settle();
+    w.reconcile();
+    for (let i = 0; i < 2; i++) w.reconcile();
+    expect(w.pod(0)!.metadata.labels).toMatchObject({ app: 'web', 'neoset.neo.io/pod-name': 'web-0' });
+    expect(w.pod(0)!.metadata.labels?.tier).toBeUndefined();
+    expect(w.pod(0)!.metadata.annotations?.note).toBeUndefined();
+  });
+});
