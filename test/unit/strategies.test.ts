@@ -1,0 +1,176 @@
+// Update strategies and the budget (SPEC §4.4): InPlaceIfPossible, InPlaceOnly, ReCreate, OnDelete;
+// maxUnavailable batches; pods already unavailable are rescued first, outside the budget.
+import { describe, expect, it } from 'vitest';
+import { resolveMaxUnavailable } from '../../shared/core/budget.ts';
+import { NeoSetSpec } from '../../shared/api/neoset.ts';
+import { imagesOfPods, plan, revisionsOfPods, settled, steps, uids } from './helpers.ts';
+import { World } from './world.ts';
+
+const withEnv = (value: string) => (s: Parameters<Parameters<ReturnType<typeof settled>['edit']>[0]>[0]) => {
+  s.template.spec.containers[0].env = [{ name: 'MODE', value }];
+};
+
+describe('InPlaceIfPossible', () => {
+  it('a change beyond images: drains, then deletes the pod; it comes back on updateRevision', () => {
+    const w = settled({ replicas: 2 });
+    const before = w.pod(1)!.metadata.uid;
+    w.edit(withEnv('a'));
+    expect(steps(plan(w))).toEqual(['createRevision', 'markDraining:web-1']);
+    w.reconcile();
+    expect(steps(plan(w))).toEqual(['setInPlaceReady:web-1']);
+    w.reconcile();
+    expect(steps(plan(w))).toEqual(['deletePod:web-1']);
+    w.reconcile();
+    w.kubeletSettle(1);
+    const v2 = w.neoset.status!.updateRevision;
+    expect(plan(w).actions[0]).toMatchObject({ kind: 'createPod', pod: { metadata: { name: 'web-1', labels: { 'controller-revision-hash': v2 } } } });
+    expect(w.settle()).toBeGreaterThanOrEqual(0);
+    expect(revisionsOfPods(w)).toEqual([v2, v2]);
+    expect(w.pod(1)!.metadata.uid).not.toBe(before);
+  });
+
+  it('an image-only change is done in place (same pod)', () => {
+    const w = settled({ replicas: 2 });
+    const before = uids(w);
+    w.setImage('nginx:v2');
+    expect(w.settle()).toBeGreaterThanOrEqual(0);
+    expect(uids(w)).toEqual(before);
+    expect(imagesOfPods(w)).toEqual(['nginx:v2', 'nginx:v2']);
+  });
+});
+
+describe('InPlaceOnly', () => {
+  it('a change beyond images: no action on any pod, phase Failed, and the reason names what differs', () => {
+    const w = settled({ replicas: 2, updateStrategy: { type: 'InPlaceOnly' } });
+    w.edit(withEnv('a'));
+    const p = plan(w);
+    expect(steps(p)).toEqual(['createRevision', 'recordEvent:InPlaceOnlyBlocked', 'recordEvent:InPlaceOnlyBlocked']);
+    expect(p.status!.phase).toBe('Failed');
+    expect(p.status!.conditions!.find((c) => c.type === 'Progressing')).toMatchObject({
+      status: 'False',
+      reason: 'InPlaceOnlyBlocked',
+      message: expect.stringContaining('spec.containers[app].env'),
+    });
+  });
+
+  it('an image-only change goes in place as usual', () => {
+    const w = settled({ replicas: 2, updateStrategy: { type: 'InPlaceOnly' } });
+    w.setImage('nginx:v2');
+    expect(steps(plan(w))).toEqual(['createRevision', 'markDraining:web-1']);
+  });
+});
+
+describe('ReCreate', () => {
+  it('drains and deletes even for an image-only change, within the budget, highest ordinal first', () => {
+    const w = settled({ replicas: 3, updateStrategy: { type: 'ReCreate', maxUnavailable: 2 } });
+    const before = uids(w);
+    w.setImage('nginx:v2');
+    expect(steps(plan(w))).toEqual(['createRevision', 'markDraining:web-2', 'markDraining:web-1']);
+    for (let i = 0; i < 3; i++) w.reconcile();
+    expect(w.pod(2)!.metadata.deletionTimestamp).toBeDefined();
+    expect(w.settle()).toBeGreaterThanOrEqual(0);
+    expect(imagesOfPods(w)).toEqual(['nginx:v2', 'nginx:v2', 'nginx:v2']);
+    expect(uids(w).some((u) => before.includes(u))).toBe(false);
+  });
+});
+
+describe('OnDelete', () => {
+  it('never touches a pod; a pod the user deletes comes back on updateRevision', () => {
+    const w = settled({ replicas: 2, updateStrategy: { type: 'OnDelete' } });
+    const v1 = w.neoset.status!.currentRevision;
+    w.setImage('nginx:v2');
+    expect(steps(plan(w))).toEqual(['createRevision']);
+    w.settle();
+    expect(imagesOfPods(w)).toEqual(['nginx:v1', 'nginx:v1']);
+    expect(w.neoset.status!.phase).toBe('RollingOut');
+    w.userDelete('web-0');
+    w.settle();
+    const v2 = w.neoset.status!.updateRevision;
+    expect(revisionsOfPods(w)).toEqual([v2, v1]);
+  });
+});
+
+describe('the budget: maxUnavailable', () => {
+  const spec = (replicas: number, maxUnavailable: number | string) =>
+    NeoSetSpec.parse({ replicas, selector: {}, template: { spec: { containers: [{ name: 'a', image: 'x' }] } }, updateStrategy: { maxUnavailable } });
+
+  it('is an integer, or a percentage of replicas rounded up, at least 1', () => {
+    expect(resolveMaxUnavailable(spec(10, 3))).toBe(3);
+    expect(resolveMaxUnavailable(spec(10, '25%'))).toBe(3);
+    expect(resolveMaxUnavailable(spec(10, '1%'))).toBe(1);
+    expect(resolveMaxUnavailable(spec(0, '50%'))).toBe(1);
+    expect(resolveMaxUnavailable(spec(4, 0))).toBe(1);
+  });
+
+  it('a batch is what the budget leaves: maxUnavailable minus the pods already unavailable', () => {
+    const w = settled({ replicas: 5, updateStrategy: { maxUnavailable: 3 } });
+    w.kubeletUnready('web-0'); // unavailable and not on updateRevision, but below... partition 0: a rescue
+    w.edit((s) => void (s.updateStrategy.partition = 1));
+    w.setImage('nginx:v2');
+    // web-0 is below partition (not a candidate) but unavailable: it takes one of the 3
+    expect(steps(plan(w))).toEqual(['createRevision', 'markDraining:web-4', 'markDraining:web-3']);
+  });
+
+  it('minReadySeconds: a pod Ready for less than minReadySeconds is unavailable, and requeueAfter says when it will not be', () => {
+    const w = settled({ replicas: 2, minReadySeconds: 30 });
+    w.advance(100);
+    w.setImage('nginx:v2');
+    w.run(8, 0); // web-1 updated in place and Ready again, at this very moment
+    expect(w.imageOf(1)).toBe('nginx:v2');
+    const p = plan(w);
+    expect(p.actions).toEqual([]);
+    expect(p.requeueAfter).toBe(30);
+    w.advance(29);
+    expect(plan(w).actions).toEqual([]);
+    w.advance(1);
+    expect(steps(plan(w))).toEqual(['markDraining:web-0']);
+  });
+});
+
+describe('rescue: a pod already unavailable is updated first, outside the budget (SPEC §4.4)', () => {
+  it('a crashlooping rollout is rescued by rolling back, without anyone deleting pods', () => {
+    const w = settled({ replicas: 4, updateStrategy: { maxUnavailable: 1 } });
+    const v1 = w.neoset.status!.currentRevision;
+    w.setImage('nginx:crash');
+    w.run(8, 0);
+    expect(w.imageOf(3)).toBe('nginx:crash'); // stuck: crashlooping, the budget is used up
+    expect(imagesOfPods(w).slice(0, 3)).toEqual(['nginx:v1', 'nginx:v1', 'nginx:v1']);
+    w.kubeletUnready('web-1'); // and another pod has trouble too
+    w.rollbackTo(1);
+    const p = plan(w);
+    // both unavailable pods start at once, although maxUnavailable is 1
+    expect(steps(p)).toEqual(['recordEvent:RollbackDetected', 'renumberRevision', 'markDraining:web-3']);
+    expect(p.actions[2]).toMatchObject({ state: { revision: v1 } });
+    expect(w.settle()).toBeGreaterThanOrEqual(0);
+    expect(imagesOfPods(w)).toEqual(['nginx:v1', 'nginx:v1', 'nginx:v1', 'nginx:v1']);
+    expect(w.neoset.status).toMatchObject({ phase: 'Completed', currentRevision: v1 });
+  });
+
+  it('fixing forward from a broken stable revision: every unavailable pod is taken at once', () => {
+    const w = new World({ replicas: 3, image: 'nginx:crash-stable', podManagementPolicy: 'Parallel' });
+    w.run(6, 0);
+    expect(w.neoset.status!.currentRevision).toBe(w.neoset.status!.updateRevision);
+    expect(w.neoset.status!.readyReplicas).toBe(0);
+    w.setImage('nginx:v2');
+    const p = plan(w);
+    expect(steps(p)).toEqual(['createRevision', 'markDraining:web-2', 'markDraining:web-1', 'markDraining:web-0']);
+    expect(p.actions.slice(1).every((a) => a.kind === 'markDraining' && a.state.rescue === true)).toBe(true);
+  });
+
+  it('rescue respects pause and partition', () => {
+    const w = settled({ replicas: 3 });
+    w.kubeletUnready('web-0');
+    w.kubeletUnready('web-2');
+    w.edit((s) => {
+      s.template.spec.containers[0].image = 'nginx:v2';
+      s.updateStrategy.partition = 1;
+      s.updateStrategy.pause = true;
+    });
+    expect(steps(plan(w))).toEqual(['createRevision']);
+    w.reconcile();
+    w.edit((s) => void (s.updateStrategy.pause = false));
+    const resumed = plan(w);
+    expect(steps(resumed)).toEqual(['markDraining:web-2']); // web-0 is below partition: it waits
+    expect(resumed.actions[0]).toMatchObject({ state: { rescue: true } });
+  });
+});

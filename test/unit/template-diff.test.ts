@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import type { PodTemplateSpec } from '../../shared/api/neoset.ts';
+import { templateChange } from '../../shared/core/template-diff.ts';
+
+const base: PodTemplateSpec = {
+  metadata: { labels: { app: 'web' }, annotations: { a: '1' } },
+  spec: { containers: [{ name: 'app', image: 'nginx:v1' }, { name: 'sidecar', image: 'envoy:1' }] },
+};
+const edit = (change: (t: PodTemplateSpec) => void) => {
+  const t = structuredClone(base);
+  change(t);
+  return t;
+};
+
+describe('templateChange: can a pod move in place?', () => {
+  it('images of any container, and template labels/annotations, change in place', () => {
+    const to = edit((t) => {
+      t.spec.containers[0].image = 'nginx:v2';
+      t.spec.containers[1].image = 'envoy:2';
+      t.metadata = { labels: { app: 'web', x: 'y' } };
+    });
+    expect(templateChange(base, to)).toEqual({ inPlace: true, differences: [] });
+  });
+
+  it('anything else needs a new pod, and says what differs', () => {
+    const to = edit((t) => {
+      t.spec.containers[0].env = [{ name: 'A', value: '1' }];
+      t.spec.nodeSelector = { disk: 'ssd' };
+    });
+    expect(templateChange(base, to)).toEqual({ inPlace: false, differences: ['spec.containers[app].env', 'spec.nodeSelector'] });
+  });
+
+  it('a container added, removed or renamed is not in place', () => {
+    expect(templateChange(base, edit((t) => t.spec.containers.pop())).inPlace).toBe(false);
+    expect(templateChange(base, edit((t) => (t.spec.containers[1].name = 'proxy'))).differences).toEqual(['spec.containers[sidecar].name']);
+  });
+});
