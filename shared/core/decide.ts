@@ -8,7 +8,7 @@
 //      the gate, else the start of an update (the state annotation before the condition);
 //   4. Events not tied to a write; 5. pruning history (no one depends on it).
 // The status goes last, written by the applier only when plan.status is not null.
-import { isAvailable } from './availability.ts';
+import { availableSince } from './availability.ts';
 import { inFlightStep, openGate } from './in-place.ts';
 import { sameJson } from './json.ts';
 import type { PersistentVolumeClaim } from './k8s.ts';
@@ -57,14 +57,13 @@ export function decide(snapshot: Snapshot, now: Date): Plan {
       touched.add(v.name);
     }
   }
-  for (const { view, differences } of blockedPods(o)) {
-    const message = `pod ${view.name}: InPlaceOnly cannot reach ${o.update.name} in place, differs in ${differences.join(', ')}`;
+  const blocked = blockedPods(o);
+  if (blocked.length > 0) {
+    const [{ view, differences }] = blocked;
+    const others = blocked.length > 1 ? ` (and ${blocked.length - 1} more pods)` : '';
+    const message = `pod ${view.name}${others}: InPlaceOnly cannot reach ${o.update.name} in place, differs in ${differences.join(', ')}`;
     failure ??= { reason: 'InPlaceOnlyBlocked', message };
-    events.push({
-      kind: 'recordEvent',
-      key: `inplaceonly-blocked/${view.name}/${o.update.name}`,
-      event: { type: 'Warning', reason: 'InPlaceOnlyBlocked', message },
-    });
+    events.push({ kind: 'recordEvent', key: `inplaceonly-blocked/${o.update.name}`, event: { type: 'Warning', reason: 'InPlaceOnlyBlocked', message } });
   }
   actions.push(...startUpdates(o, failure !== null, (v) => !touched.has(v.name)));
 
@@ -77,7 +76,11 @@ export function decide(snapshot: Snapshot, now: Date): Plan {
   }
   actions.push(...events, ...pruneRevisions(o.revisions, liveRevisions(o), o.neoset.spec.revisionHistoryLimit));
 
-  for (const v of o.pods) minReadyWakeup(o, v.pod, wake);
+  // §4.5: a pod Ready for less than minReadySeconds becomes available later; look again then.
+  for (const v of o.pods) {
+    const at = availableSince(v.pod, o.minReadySeconds);
+    if (at !== null) wake.at(at);
+  }
   const status = computeStatus(o, rolloutPending(o), failure);
   return {
     actions,
@@ -99,12 +102,6 @@ function liveRevisions(o: Observed): Set<string> {
     if (v.state) live.add(v.state.revision);
   }
   return live;
-}
-
-function minReadyWakeup(o: Observed, pod: Snapshot['pods'][number], wake: Wakeups): void {
-  if (o.minReadySeconds <= 0 || isAvailable(pod, o.minReadySeconds, o.nowMs)) return;
-  const since = pod.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True')?.lastTransitionTime;
-  if (since) wake.at(Date.parse(since) + o.minReadySeconds * 1000);
 }
 
 /**

@@ -25,3 +25,16 @@ export function normalizeImage(image: string): string {
 export function sameImage(a: string, b: string): boolean {
   return normalizeImage(a) === normalizeImage(b);
 }
+
+/**
+ * Does a container the kubelet reports (image, imageID) run `target`? The same reference once
+ * normalized; or, for a target pinned by digest, that digest — runtimes report `repo:tag@digest`
+ * as `repo@digest`, or only in the imageID.
+ */
+export function runsImage(reported: { image: string; imageID: string }, target: string): boolean {
+  if (sameImage(reported.image, target)) return true;
+  const at = target.indexOf('@');
+  if (at < 0) return false;
+  const digest = target.slice(at + 1);
+  return normalizeImage(reported.image).endsWith(`@${digest}`) || reported.imageID.endsWith(digest);
+}

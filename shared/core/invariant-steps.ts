@@ -74,7 +74,7 @@ function updateDone(pod: Pod, state: InPlaceState, mode: 'Probe' | 'Ready'): boo
   const statuses = new Map((pod.status.containerStatuses ?? []).map((c) => [c.name, c]));
   const restartedOnTarget = Object.entries(state.targetImages ?? {}).every(([name, image]) => {
     const c = statuses.get(name);
-    if (!c || normalizeImage(c.image) !== normalizeImage(image)) return false;
+    if (!c || (normalizeImage(c.image) !== normalizeImage(image) && !image.includes('@'))) return false; // digests: see images.ts
     const restarted = c.imageID !== state.previousImageIDs?.[name] || c.containerID !== state.previousContainerIDs?.[name];
     return restarted && (mode === 'Ready' || c.ready);
   });

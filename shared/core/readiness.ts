@@ -1,7 +1,7 @@
 // What the kubelet and our readiness gate say about a pod (§4.1, §4.5), and when an in-place update
 // is really done (§4.4 step 3).
 import { CONDITION_INPLACE_READY } from '../api/names.ts';
-import { sameImage } from './images.ts';
+import { runsImage } from './images.ts';
 import type { ContainerStatus, Pod, PodCondition } from './k8s.ts';
 import type { InPlaceState } from './plan.ts';
 
@@ -60,7 +60,7 @@ export function inPlaceUpdateDone(pod: Pod, state: InPlaceState, mode: Readiness
   if (state.phase !== 'Updating' || pod.status?.phase !== 'Running') return false;
   for (const [name, target] of Object.entries(state.targetImages ?? {})) {
     const cs = containerStatus(pod, name);
-    if (!cs || !cs.imageID || !sameImage(cs.image, target)) return false;
+    if (!cs || !cs.imageID || !runsImage(cs, target)) return false;
     const previousContainer = state.previousContainerIDs?.[name];
     const restarted =
       cs.imageID !== (state.previousImageIDs?.[name] ?? '') ||

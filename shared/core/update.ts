@@ -31,11 +31,12 @@ export function canMove(o: Observed, v: PodView): boolean {
   return wantsUpdate(o, v) && (method === 'InPlace' || method === 'Recreate');
 }
 
-/** Pods waiting for an update that InPlaceOnly forbids: the rollout is Failed with what differs (§4.4). */
+/** Pods waiting for an update that InPlaceOnly forbids, in update order: the rollout is Failed with what differs (§4.4). */
 export function blockedPods(o: Observed): { view: PodView; differences: string[] }[] {
   if (o.neoset.spec.updateStrategy.type !== 'InPlaceOnly') return [];
   return o.pods
     .filter((v) => !v.terminating && v.state === null && wantsUpdate(o, v) && updateMethod(o, v.revision) === 'Blocked')
+    .sort((a, b) => b.ordinal - a.ordinal)
     .map((view) => ({ view, differences: o.change(view.revision, o.update.name)?.differences ?? ['(unknown revision)'] }));
 }
 

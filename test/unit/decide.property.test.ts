@@ -7,7 +7,7 @@ import { ANNOTATION_INPLACE_STATE, LABEL_REVISION_HASH } from '../../shared/api/
 import { decide } from '../../shared/core/decide.ts';
 import { checkInvariants } from '../../shared/core/invariants.ts';
 import type { Observation } from '../../shared/core/invariant-view.ts';
-import { World } from './world.ts';
+import { World, type WorldObservation } from './world.ts';
 
 const ordinal = fc.nat(7);
 const edit = fc.oneof(
@@ -89,16 +89,17 @@ function applyEdit(w: World, e: Edit): void {
   }
 }
 
-function step(w: World, c: Command): void {
+/** Apply one command; `state` is a copy of the world as it is (the snapshot a reconcile reads). */
+function step(w: World, c: Command, state: WorldObservation): void {
   const name = (i: number) => `${w.neoset.metadata.name}-${i}`;
   switch (c.k) {
     case 'tick':
-      reconcile(w);
+      reconcile(w, state);
       return w.kubeletSettle(1);
     case 'reconcile':
-      return reconcile(w);
+      return reconcile(w, state);
     case 'crash':
-      return void w.reconcile({ crashAfter: c.after });
+      return void w.reconcile({ crashAfter: c.after, snapshot: state });
     case 'kubelet':
       return w.kubeletSync(name(c.pod));
     case 'unready':
@@ -119,13 +120,13 @@ function step(w: World, c: Command): void {
  * Nothing else writes while the world reconciles, so a 409 could only come from the plan itself:
  * two writes computed from the same resourceVersion of one object (one write per pod per decision).
  */
-function reconcile(w: World): void {
-  const r = w.reconcile();
+function reconcile(w: World, snapshot: WorldObservation): void {
+  const r = w.reconcile({ snapshot });
   if (r.conflict) throw new Error(`the plan conflicts with itself: ${r.plan.actions.map((a) => a.kind).join(', ')}`);
 }
 
-function assertInvariants(w: World, previous: Observation, trail: string[]): void {
-  const violations = checkInvariants({ ...w.observation(), previous });
+function assertInvariants(w: World, previous: Observation, current: Observation, trail: string[]): void {
+  const violations = checkInvariants({ ...current, previous });
   if (violations.length > 0) {
     throw new Error(
       `${JSON.stringify(violations, null, 1)}\nafter: ${trail.slice(-12).join(' | ')}\npods: ${describePods(w)}\nstatus: ${JSON.stringify(w.neoset.status?.currentRevision)} -> ${w.neoset.status?.updateRevision}`,
@@ -176,17 +177,20 @@ describe('decide() under random kubelet progress, failures, user edits and crash
       fc.property(setup, fc.array(command, { minLength: 5, maxLength: 60, size: 'max' }), (s, commands) => {
         const w = build(s);
         const trail: string[] = ['bootstrap'];
+        const check = (previous: Observation, current: Observation) => assertInvariants(w, previous, current, trail);
         // The NeoSet is created and settles before anything else happens (checked all the way).
-        if (w.settle(200, (previous) => assertInvariants(w, previous, trail)) < 0) throw new Error(`bootstrap did not settle: ${describePods(w)}`);
+        if (w.settle(200, check) < 0) throw new Error(`bootstrap did not settle: ${describePods(w)}`);
+        let previous = w.observation();
         for (const c of commands) {
-          const previous = w.observation();
-          step(w, c);
+          step(w, c, previous);
           trail.push(JSON.stringify(c));
-          assertInvariants(w, previous, trail);
+          const current = w.observation();
+          check(previous, current);
+          previous = current;
         }
         finalEdit(w);
         trail.push('final edit');
-        const rounds = w.settle(400, (previous) => assertInvariants(w, previous, trail));
+        const rounds = w.settle(400, check);
         if (rounds < 0) throw new Error(`did not converge: ${describePods(w)} status ${JSON.stringify(w.neoset.status)}\n${trail.join(' | ')}`);
         assertConverged(w);
       }),

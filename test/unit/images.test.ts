@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeImage, sameImage } from '../../shared/core/images.ts';
+import { normalizeImage, runsImage, sameImage } from '../../shared/core/images.ts';
 
 describe('normalizeImage', () => {
   it.each([
@@ -23,5 +23,15 @@ describe('normalizeImage', () => {
     expect(sameImage('nginx:v1', 'docker.io/library/nginx:v1')).toBe(true);
     expect(sameImage('nginx', 'nginx:latest')).toBe(true);
     expect(sameImage('nginx:v1', 'nginx:v2')).toBe(false);
+  });
+});
+
+describe('runsImage', () => {
+  it('matches a digest-pinned target however the runtime reports it', () => {
+    const target = 'nginx:v2@sha256:abc';
+    expect(runsImage({ image: 'docker.io/library/nginx@sha256:abc', imageID: '' }, target)).toBe(true);
+    expect(runsImage({ image: 'docker.io/library/nginx:v2', imageID: 'docker.io/library/nginx@sha256:abc' }, target)).toBe(true);
+    expect(runsImage({ image: 'docker.io/library/nginx:v2', imageID: 'docker.io/library/nginx@sha256:def' }, target)).toBe(false);
+    expect(runsImage({ image: 'docker.io/library/nginx:v2', imageID: 'x' }, 'nginx:v2')).toBe(true);
   });
 });

@@ -32,9 +32,9 @@ describe('checkInvariants', () => {
     const w = settled({ replicas: 3, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }] });
     w.setImage('nginx:v2');
     const all: Invariant[] = [];
-    w.settle(100, (previous) => {
-      all.push(...found(w, previous));
-      const bare = { neoset: w.neoset, pods: [...w.pods.values()] };
+    w.settle(100, (previous, current) => {
+      all.push(...checkInvariants({ ...current, previous }).map((v) => v.invariant));
+      const bare = { neoset: current.neoset, pods: current.pods };
       all.push(...checkInvariants({ ...bare, previous: { neoset: previous.neoset, pods: previous.pods } }).map((v) => v.invariant));
     });
     expect(all).toEqual([]);

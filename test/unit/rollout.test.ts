@@ -7,7 +7,7 @@ import type { World } from './world.ts';
 
 /** settle() with the invariant checker after every reconcile. */
 function settleChecked(w: World): void {
-  const rounds = w.settle(300, (previous) => expect(checkInvariants({ ...w.observation(), previous })).toEqual([]));
+  const rounds = w.settle(300, (previous, current) => expect(checkInvariants({ ...current, previous })).toEqual([]));
   expect(rounds).toBeGreaterThanOrEqual(0);
 }
 

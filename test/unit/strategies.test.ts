@@ -44,7 +44,8 @@ describe('InPlaceOnly', () => {
     const w = settled({ replicas: 2, updateStrategy: { type: 'InPlaceOnly' } });
     w.edit(withEnv('a'));
     const p = plan(w);
-    expect(steps(p)).toEqual(['createRevision', 'recordEvent:InPlaceOnlyBlocked', 'recordEvent:InPlaceOnlyBlocked']);
+    expect(steps(p)).toEqual(['createRevision', 'recordEvent:InPlaceOnlyBlocked']); // one Event, not one per pod
+    expect(p.actions[1]).toMatchObject({ key: `inplaceonly-blocked/${p.status!.updateRevision}`, event: { type: 'Warning', message: expect.stringContaining('web-1 (and 1 more pods)') } });
     expect(p.status!.phase).toBe('Failed');
     expect(p.status!.conditions!.find((c) => c.type === 'Progressing')).toMatchObject({
       status: 'False',

@@ -3,24 +3,23 @@
 // plan; the status is written last, only if every action went through), simulates the kubelet
 // (pods start, become ready, restart containers on an image patch, crashloop on a bad image, fail),
 // the garbage collector (claims owned by a removed pod), user edits, and a clock.
-import { CONDITION_INPLACE_READY, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
+import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 import { NeoSet, type NeoSetSpecInput } from '../../shared/api/neoset.ts';
 import { decide } from '../../shared/core/decide.ts';
-import { fnv32a } from '../../shared/core/hash.ts';
-import { normalizeImage } from '../../shared/core/images.ts';
-import { ANNOTATION_INPLACE_STATE } from '../../shared/api/names.ts';
-import type { ContainerStatus, ControllerRevision, PersistentVolumeClaim, Pod, PodCondition } from '../../shared/core/k8s.ts';
+import type { Observation } from '../../shared/core/invariant-view.ts';
+import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../../shared/core/k8s.ts';
 import type { Action, ObjectRef, Plan } from '../../shared/core/plan.ts';
 import type { Snapshot } from '../../shared/core/snapshot.ts';
 import { rfc3339 } from '../../shared/core/time.ts';
-import type { Observation } from '../../shared/core/invariant-view.ts';
+import { failPod, makeUnready, setCondition, syncPod } from './kubelet.ts';
+
+export { BAD_IMAGE_MARK } from './kubelet.ts';
 
 type NeoSetT = ReturnType<typeof NeoSet.parse>;
 
-/** Images whose containers crash forever (CrashLoopBackOff). */
-export const BAD_IMAGE_MARK = 'crash';
-
 export const T0 = Date.parse('2025-01-01T00:00:00Z');
+
+export type WorldObservation = Snapshot & Observation & { at: number };
 
 export interface ReconcileResult {
   plan: Plan;
@@ -38,14 +37,14 @@ export class World {
   pvcs = new Map<string, PersistentVolumeClaim>();
   events = new Map<string, number>();
   #rv = 1;
-  #uid = 1;
+  #id = 1;
 
   constructor(spec: Partial<NeoSetSpecInput> & { image?: string }, name = 'web') {
     const { image = 'nginx:v1', ...rest } = spec;
     this.neoset = NeoSet.parse({
       apiVersion: 'neo.io/v1alpha1',
       kind: 'NeoSet',
-      metadata: { name, namespace: 'default', uid: 'neoset-uid', generation: 1, resourceVersion: this.#nextRv() },
+      metadata: { name, namespace: 'default', uid: 'neoset-uid', generation: 1, resourceVersion: this.nextRv() },
       spec: {
         selector: { matchLabels: { app: name } },
         template: {
@@ -57,8 +56,12 @@ export class World {
     });
   }
 
-  #nextRv(): string {
+  nextRv(): string {
     return String(this.#rv++);
+  }
+
+  nextId(): string {
+    return String(this.#id++);
   }
 
   // ---- observation -------------------------------------------------------------------------
@@ -72,7 +75,8 @@ export class World {
     });
   }
 
-  observation(): Observation {
+  /** The state as the invariant checker takes it; also a snapshot decide() can read. */
+  observation(): WorldObservation {
     return { ...this.snapshot(), at: this.now };
   }
 
@@ -90,9 +94,12 @@ export class World {
 
   // ---- the reconcile function --------------------------------------------------------------
 
-  /** decide() then apply: stop at the first conflict, or after `crashAfter` actions (a crash). */
-  reconcile(opts: { crashAfter?: number } = {}): ReconcileResult {
-    const snapshot = this.snapshot();
+  /**
+   * decide() then apply: stop at the first conflict, or after `crashAfter` actions (a crash).
+   * `snapshot` may be passed when the caller holds a copy of the current state (an observation).
+   */
+  reconcile(opts: { crashAfter?: number; snapshot?: Snapshot } = {}): ReconcileResult {
+    const snapshot = opts.snapshot ?? this.snapshot();
     const plan = decide(snapshot, new Date(this.now));
     const applied: Action[] = [];
     for (const action of plan.actions) {
@@ -104,7 +111,7 @@ export class World {
     if (opts.crashAfter !== undefined) return { plan, applied, conflict: false, statusWritten: false };
     if (plan.status) {
       this.neoset.status = structuredClone(plan.status);
-      this.neoset.metadata.resourceVersion = this.#nextRv();
+      this.neoset.metadata.resourceVersion = this.nextRv();
     }
     return { plan, applied, conflict: false, statusWritten: plan.status !== null };
   }
@@ -115,8 +122,8 @@ export class World {
       case 'createRevision': {
         if (this.revisions.has(a.revision.metadata.name)) return false;
         const r = structuredClone(a.revision);
-        r.metadata.uid = `rev-${this.#uid++}`;
-        r.metadata.resourceVersion = this.#nextRv();
+        r.metadata.uid = `rev-${this.nextId()}`;
+        r.metadata.resourceVersion = this.nextRv();
         this.revisions.set(r.metadata.name, r);
         return true;
       }
@@ -133,8 +140,8 @@ export class World {
       case 'createPVC': {
         if (this.pvcs.has(a.pvc.metadata.name)) return false;
         const p = structuredClone(a.pvc);
-        p.metadata.uid = `pvc-${this.#uid++}`;
-        p.metadata.resourceVersion = this.#nextRv();
+        p.metadata.uid = `pvc-${this.nextId()}`;
+        p.metadata.resourceVersion = this.nextRv();
         this.pvcs.set(p.metadata.name, p);
         return true;
       }
@@ -145,8 +152,8 @@ export class World {
       case 'createPod': {
         if (this.pods.has(a.pod.metadata.name)) return false;
         const p = structuredClone(a.pod);
-        p.metadata.uid = `pod-${this.#uid++}`;
-        p.metadata.resourceVersion = this.#nextRv();
+        p.metadata.uid = `pod-${this.nextId()}`;
+        p.metadata.resourceVersion = this.nextRv();
         p.metadata.creationTimestamp = rfc3339(this.now);
         p.status = { phase: 'Pending', conditions: [] };
         this.pods.set(p.metadata.name, p);
@@ -192,99 +199,41 @@ export class World {
     const obj = store.get(ref.name);
     if (!obj || !matches(obj, ref)) return false;
     change(obj);
-    obj.metadata.resourceVersion = this.#nextRv();
+    obj.metadata.resourceVersion = this.nextRv();
     return true;
   }
 
   // ---- the kubelet -------------------------------------------------------------------------
 
-  /** One kubelet sync of one pod: the next notch of its lifecycle. */
+  /** One kubelet sync of one pod; a terminating pod is removed (and the garbage collector runs). */
   kubeletSync(name: string): void {
     const pod = this.pods.get(name);
     if (!pod) return;
-    if (pod.metadata.deletionTimestamp) {
-      this.#remove(name);
-      return;
-    }
-    if (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded') return;
-    const before = JSON.stringify(pod.status);
-    const status = (pod.status ??= { phase: 'Pending' });
-    status.containerStatuses ??= [];
-    if (status.phase === 'Pending') {
-      status.phase = 'Running';
-      status.containerStatuses = pod.spec.containers.map((c) => this.#start(c.name, c.image, 0));
-    } else {
-      for (const c of pod.spec.containers) {
-        let cs = status.containerStatuses.find((s) => s.name === c.name);
-        if (!cs) {
-          cs = this.#start(c.name, c.image, 0);
-          status.containerStatuses.push(cs);
-        } else if (normalizeImage(c.image) !== cs.image) {
-          Object.assign(cs, this.#start(c.name, c.image, cs.restartCount + 1));
-        } else if (isBad(c.image)) {
-          Object.assign(cs, this.#start(c.name, c.image, cs.restartCount + 1));
-        } else if (!cs.ready) {
-          cs.ready = true;
-        }
-      }
-    }
-    this.#conditions(pod);
-    if (JSON.stringify(pod.status) !== before) pod.metadata.resourceVersion = this.#nextRv();
+    if (pod.metadata.deletionTimestamp) return this.#remove(pod);
+    if (syncPod(pod, this)) pod.metadata.resourceVersion = this.nextRv();
   }
 
-  /** Every pod synced until nothing changes: a healthy kubelet catching up. */
+  /** Every pod synced `rounds` times: a healthy kubelet catching up. */
   kubeletSettle(rounds = 4): void {
     for (let i = 0; i < rounds; i++) for (const name of [...this.pods.keys()]) this.kubeletSync(name);
   }
 
-  /** A container stops being ready (a failing probe) until the kubelet's next syncs. */
+  /** A container stops being ready (a failing probe) until the kubelet's next sync. */
   kubeletUnready(name: string): void {
     const pod = this.pods.get(name);
-    if (!pod?.status?.containerStatuses?.length || pod.metadata.deletionTimestamp) return;
-    pod.status.containerStatuses[0].ready = false;
-    this.#conditions(pod);
-    pod.metadata.resourceVersion = this.#nextRv();
+    if (pod && !pod.metadata.deletionTimestamp && makeUnready(pod, this)) pod.metadata.resourceVersion = this.nextRv();
   }
 
   /** The pod fails for good (evicted): phase Failed. */
   kubeletFail(name: string): void {
     const pod = this.pods.get(name);
     if (!pod || pod.metadata.deletionTimestamp) return;
-    pod.status = { ...pod.status, phase: 'Failed' };
-    for (const cs of pod.status.containerStatuses ?? []) cs.ready = false;
-    this.#conditions(pod);
-    pod.metadata.resourceVersion = this.#nextRv();
+    failPod(pod, this);
+    pod.metadata.resourceVersion = this.nextRv();
   }
 
-  #start(name: string, image: string, restartCount: number): ContainerStatus {
-    const bad = isBad(image);
-    const normalized = normalizeImage(image);
-    return {
-      name,
-      image: normalized,
-      imageID: `docker.io/library/x@sha256:${fnv32a(new TextEncoder().encode(normalized)).toString(16)}`,
-      containerID: `containerd://${this.#uid++}`,
-      ready: false,
-      started: !bad,
-      restartCount,
-      state: bad ? { waiting: { reason: 'CrashLoopBackOff' } } : { running: { startedAt: rfc3339(this.now) } },
-    };
-  }
-
-  /** ContainersReady, and Ready = ContainersReady and every readiness gate True (what the kubelet computes). */
-  #conditions(pod: Pod): void {
-    const running = pod.status?.phase === 'Running';
-    const containersReady = running && (pod.status?.containerStatuses ?? []).every((c) => c.ready) && pod.spec.containers.length > 0;
-    const gates = (pod.spec.readinessGates ?? []).every(
-      (g) => pod.status?.conditions?.find((c) => c.type === g.conditionType)?.status === 'True',
-    );
-    setCondition(pod, { type: 'ContainersReady', status: containersReady ? 'True' : 'False' }, this.now);
-    setCondition(pod, { type: 'Ready', status: containersReady && gates ? 'True' : 'False' }, this.now);
-  }
-
-  #remove(name: string): void {
-    const pod = this.pods.get(name)!;
-    this.pods.delete(name);
+  #remove(pod: Pod): void {
+    this.pods.delete(pod.metadata.name);
     // The garbage collector: claims owned by the removed pod go with it.
     for (const [claim, pvc] of this.pvcs) {
       if ((pvc.metadata.ownerReferences ?? []).some((r) => r.kind === 'Pod' && r.uid === pod.metadata.uid)) this.pvcs.delete(claim);
@@ -296,7 +245,7 @@ export class World {
   edit(change: (spec: NeoSetT['spec']) => void): void {
     change(this.neoset.spec);
     this.neoset.metadata.generation = (this.neoset.metadata.generation ?? 0) + 1;
-    this.neoset.metadata.resourceVersion = this.#nextRv();
+    this.neoset.metadata.resourceVersion = this.nextRv();
   }
 
   setImage(image: string): void {
@@ -319,7 +268,7 @@ export class World {
     const pod = this.pods.get(name);
     if (pod && !pod.metadata.deletionTimestamp) {
       pod.metadata.deletionTimestamp = rfc3339(this.now);
-      pod.metadata.resourceVersion = this.#nextRv();
+      pod.metadata.resourceVersion = this.nextRv();
     }
   }
 
@@ -329,21 +278,31 @@ export class World {
 
   /**
    * Reconcile, then let a healthy kubelet catch up, until a decision has nothing to do (advancing the
-   * clock to each requeueAfter). Returns the number of rounds, or -1 if `max` was not enough.
+   * clock to each requeueAfter). `check` sees every state change: after each reconcile and each
+   * kubelet round, with the state before it. Returns the number of rounds, or -1 if `max` was not
+   * enough. A conflict throws: nothing else writes, so it could only come from the plan itself.
    */
-  settle(max = 200, check?: (before: Observation) => void): number {
+  settle(max = 200, check?: (previous: WorldObservation, current: WorldObservation) => void): number {
+    let previous = this.observation();
+    const observe = () => {
+      if (!check) return (previous = this.observation());
+      const current = this.observation();
+      check(previous, current);
+      previous = current;
+    };
     for (let round = 0; round < max; round++) {
-      const before = this.observation();
-      const r = this.reconcile();
+      const r = this.reconcile({ snapshot: previous });
       if (r.conflict) throw new Error(`the plan conflicts with itself: ${r.plan.actions.map((a) => a.kind).join(', ')}`);
-      check?.(before);
-      const kubelet = JSON.stringify([...this.pods.values()].map((p) => p.status));
-      const podsBefore = this.pods.size;
+      observe();
+      const kubelet = JSON.stringify(previous.pods.map((p) => p.status));
       this.kubeletSettle(1);
-      const kubeletQuiet = kubelet === JSON.stringify([...this.pods.values()].map((p) => p.status)) && podsBefore === this.pods.size;
+      observe();
+      const kubeletQuiet = kubelet === JSON.stringify(previous.pods.map((p) => p.status));
       if (r.plan.actions.length === 0 && r.plan.status === null) {
-        if (r.plan.requeueAfter !== null) this.advance(r.plan.requeueAfter);
-        else if (kubeletQuiet) return round;
+        if (r.plan.requeueAfter !== null) {
+          this.advance(r.plan.requeueAfter);
+          previous = { ...previous, at: this.now };
+        } else if (kubeletQuiet) return round;
       }
     }
     return -1;
@@ -363,10 +322,6 @@ function matches(obj: { metadata: { uid?: string; resourceVersion?: string } }, 
   return (obj.metadata.uid ?? '') === ref.uid && (obj.metadata.resourceVersion ?? '') === ref.resourceVersion;
 }
 
-function isBad(image: string): boolean {
-  return image.includes(BAD_IMAGE_MARK);
-}
-
 function mergePatch(base: Record<string, string>, patch: Record<string, string | null> | undefined): Record<string, string> {
   const out = { ...base };
   for (const [k, v] of Object.entries(patch ?? {})) {
@@ -374,14 +329,4 @@ function mergePatch(base: Record<string, string>, patch: Record<string, string |
     else out[k] = v;
   }
   return out;
-}
-
-function setCondition(pod: Pod, c: Omit<PodCondition, 'lastTransitionTime'>, now: number): void {
-  const conditions = (pod.status ??= {}).conditions ?? (pod.status.conditions = []);
-  const old = conditions.find((x) => x.type === c.type);
-  if (!old) conditions.push({ ...c, lastTransitionTime: rfc3339(now) });
-  else {
-    if (old.status !== c.status) old.lastTransitionTime = rfc3339(now);
-    Object.assign(old, c);
-  }
 }
