@@ -3,10 +3,12 @@
 // computed from, so a second write to the same pod in one plan could only fail. The next event on
 // the pod (our own write produces one) brings the next step.
 //
-//   no state ──markDraining──> Draining ──gate False──> (gracePeriodSeconds) ──patchImages──> Updating
-//      ^                         │                                          └─deletePod (recreate)
-//      └──finishInPlaceUpdate────┴── done (§4.5) <──────────────────────────────────┘
-//   then, with no state and the gate not True: setInPlaceReady True.
+//   (no state) --markDraining--> Draining --setInPlaceReady False--> [gracePeriodSeconds]
+//       Draining --patchImages--> Updating --[done, §4.5]--> finishInPlaceUpdate --> (no state)
+//       Draining --deletePod--> (gone; §4.3 recreates it)          (not in place: recreate)
+//       Draining --finishInPlaceUpdate(aborted)--> (no state)      (the rollout no longer wants it)
+//       Updating --markDraining--> Draining                        (a new updateRevision: re-target)
+//   (no state), gate not True, running --setInPlaceReady True-->   (a new pod, or after finish)
 import { ANNOTATION_INPLACE_STATE } from '../api/names.ts';
 import type { Observed, PodView } from './observed.ts';
 import type { Action, InPlaceState } from './plan.ts';

@@ -158,6 +158,10 @@ function mayCreate(v: View, ordinal: number, revision: string | undefined): bool
 
 function newPodRevision(prev: View, now: View, p: PodFacts, out: Violation[]): void {
   if (mayCreate(prev, p.ordinal, p.revision) || mayCreate(now, p.ordinal, p.revision)) return;
+  // Without the revisions, a revision the status does not name yet (the pod was seen before the
+  // status write of the same reconcile) cannot be judged.
+  const named = [prev.current, prev.update, now.current, now.update];
+  if (!now.revisionNames && !named.includes(p.revision)) return;
   out.push({
     invariant: 'NewPodRevision',
     object: p.name,

@@ -56,6 +56,20 @@ export class World {
     });
   }
 
+  /** An independent copy of the whole world (to try alternative futures). */
+  fork(): World {
+    const w = new World({}, this.neoset.metadata.name);
+    w.now = this.now;
+    w.neoset = structuredClone(this.neoset);
+    w.pods = structuredClone(this.pods);
+    w.revisions = structuredClone(this.revisions);
+    w.pvcs = structuredClone(this.pvcs);
+    w.events = new Map(this.events);
+    w.#rv = this.#rv;
+    w.#id = this.#id;
+    return w;
+  }
+
   nextRv(): string {
     return String(this.#rv++);
   }
