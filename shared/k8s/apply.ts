@@ -144,8 +144,9 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
         body: {
           metadata: {
             ...meta(action.pod),
-            labels: { [LABEL_REVISION_HASH]: action.revision },
-            annotations: { [ANNOTATION_INPLACE_STATE]: JSON.stringify(action.state) },
+            // Template label/annotation changes travel with the images (null removes one).
+            labels: { ...action.labels, [LABEL_REVISION_HASH]: action.revision },
+            annotations: { ...action.annotations, [ANNOTATION_INPLACE_STATE]: JSON.stringify(action.state) },
           },
           spec: { containers: Object.entries(action.images).map(([name, image]) => ({ name, image })) },
         },
@@ -160,8 +161,9 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
       });
       ctx.wrote(action.pod, r);
       // Observed by the one writer whose conditional write succeeded: once per update.
+      // An aborted drain changed no image: it is not an update duration.
       const { neoset } = ctx.snapshot;
-      inPlaceUpdateDuration.observe({ namespace: ns, neoset: neoset.metadata.name }, action.durationSeconds);
+      if (!action.aborted) inPlaceUpdateDuration.observe({ namespace: ns, neoset: neoset.metadata.name }, action.durationSeconds);
       return ctx.event(keyOf(action.kind, r), action.event);
     }
     case 'recordEvent':
