@@ -5,7 +5,9 @@ import type { NeoSet, PodTemplateSpec } from '../../shared/api/neoset.ts';
 import type { ControllerRevision } from '../../shared/core/k8s.ts';
 import { sameJson } from '../../shared/core/json.ts';
 
-export const CHANGE_CAUSE = 'kubernetes.io/change-cause';
+import { ANNOTATION_CHANGE_CAUSE as CHANGE_CAUSE } from '../../shared/api/names.ts';
+
+export { CHANGE_CAUSE };
 
 export const templateOf = (r: ControllerRevision) => r.data.spec.template as PodTemplateSpec;
 export const changeCauseOf = (r: ControllerRevision) => r.metadata.annotations?.[CHANGE_CAUSE];

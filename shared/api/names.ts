@@ -21,3 +21,6 @@ export const ANNOTATION_INPLACE_STATE = 'neoset.neo.io/inplace-update-state';
 
 /** Readiness gate set on every pod at creation; False while the pod is drained for an in-place update. */
 export const CONDITION_INPLACE_READY = 'InPlaceUpdateReady';
+
+/** kubectl's change-cause annotation: copied from the NeoSet onto each new revision, for `rollout history`. */
+export const ANNOTATION_CHANGE_CAUSE = 'kubernetes.io/change-cause';

@@ -1,7 +1,7 @@
 // Revisions (§4.2): every distinct spec.template is stored as a ControllerRevision `<neoset>-<hash>`
 // with an increasing `.revision` number. updateRevision is the revision of the current template; a
 // template equal to an older revision reuses it and is renumbered to the top (that is rollback).
-import { LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../api/names.ts';
+import { ANNOTATION_CHANGE_CAUSE, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../api/names.ts';
 import type { NeoSet, PodTemplateSpec } from '../api/neoset.ts';
 import { templateHash } from './hash.ts';
 import { canonicalJson } from './json.ts';
@@ -99,6 +99,7 @@ export function resolveRevisions(neoset: NeoSet, stored: ControllerRevision[]): 
 }
 
 function newRevision(neoset: NeoSet, name: string, collisionCount: number, number: number): ControllerRevision {
+  const changeCause = neoset.metadata.annotations?.[ANNOTATION_CHANGE_CAUSE];
   return {
     apiVersion: 'apps/v1',
     kind: 'ControllerRevision',
@@ -111,6 +112,7 @@ function newRevision(neoset: NeoSet, name: string, collisionCount: number, numbe
         [LABEL_REVISION_HASH]: templateHash(neoset.spec.template, collisionCount),
       },
       ownerReferences: [neosetOwnerRef(neoset, true)],
+      ...(changeCause ? { annotations: { [ANNOTATION_CHANGE_CAUSE]: changeCause } } : {}),
     },
     data: { spec: { template: structuredClone(neoset.spec.template) } },
     revision: number,
