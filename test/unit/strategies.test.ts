@@ -50,7 +50,7 @@ describe('InPlaceOnly', () => {
     expect(p.status!.conditions!.find((c) => c.type === 'Progressing')).toMatchObject({
       status: 'False',
       reason: 'InPlaceOnlyBlocked',
-      message: expect.stringContaining('spec.containers[app].env'),
+      message: expect.stringContaining('spec.containers[0].env'),
     });
   });
 

@@ -1,3 +1,4 @@
+// The template-change paths follow the API server's field paths (containers by index), as admission reports them.
 import { describe, expect, it } from 'vitest';
 import type { PodTemplateSpec } from '../../shared/api/neoset.ts';
 import { templateChange } from '../../shared/core/template-diff.ts';
@@ -27,11 +28,11 @@ describe('templateChange: can a pod move in place?', () => {
       t.spec.containers[0].env = [{ name: 'A', value: '1' }];
       t.spec.nodeSelector = { disk: 'ssd' };
     });
-    expect(templateChange(base, to)).toEqual({ inPlace: false, differences: ['spec.containers[app].env', 'spec.nodeSelector'] });
+    expect(templateChange(base, to)).toEqual({ inPlace: false, differences: ['spec.containers[0].env', 'spec.nodeSelector'] });
   });
 
   it('a container added, removed or renamed is not in place', () => {
     expect(templateChange(base, edit((t) => t.spec.containers.pop())).inPlace).toBe(false);
-    expect(templateChange(base, edit((t) => (t.spec.containers[1].name = 'proxy'))).differences).toEqual(['spec.containers[sidecar].name']);
+    expect(templateChange(base, edit((t) => (t.spec.containers[1].name = 'proxy'))).differences).toEqual(['spec.containers[1].name']);
   });
 });
