@@ -19,6 +19,8 @@ log() { echo "[build-binaries] $*" >&2; }
 if [ -x "$OUT/etcd" ] && [ -x "$OUT/kube-apiserver" ] && [ -x "$OUT/kube-controller-manager" ]; then
   echo "$OUT"; exit 0
 fi
+# Go is where the machine image keeps it even when a login shell did not put it on PATH.
+command -v go >/dev/null || { [ -x /usr/local/go/bin/go ] && export PATH="/usr/local/go/bin:$PATH"; }
 command -v go >/dev/null || { log "error: Go is needed to build the control plane (or set KUBEBUILDER_ASSETS to envtest binaries)"; exit 2; }
 
 mkdir -p "$OUT"
