@@ -6,6 +6,10 @@ import type { Pod } from '../../shared/core/k8s.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { applyNeoSet, isReady, ordinalOf, patchNeoSet, setImage, settledOn, untilStatus } from '../e2e/helpers.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
+import { poll } from '../cluster/wait.ts';
+
+/** Waits until `check` holds (the harness's poll, for a boolean). */
+const pollFor = (check: () => Promise<boolean>, what: string) => poll(what, async () => ((await check()) ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
 
 let stack: Stack;
 beforeAll(async () => {
@@ -128,11 +132,3 @@ describe('invariants', () => {
     expect(stack.observer.violations).toEqual([]);
   });
 });
-
-async function pollFor(check: () => Promise<boolean>, what: string, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}

@@ -1,8 +1,9 @@
 // A watch that does not stop: client-node's Watch can end or stall silently
 // (kubernetes-client/javascript#596, #958), so this one lists, watches from the list's
 // resourceVersion with a server-side timeout, restarts from the last seen version when the stream
-// ends, relists on 410 Gone (reporting what changed meanwhile), and aborts a stream that stays
-// silent past its timeout.
+// ends, and relists on 410 Gone (reporting what changed meanwhile). A stalled stream is ended by
+// client-node's own 30 s inactivity timeout (a TimeoutError), which is just another restart; the
+// server-side timeout is kept below it so that an idle but healthy watch ends cleanly first.
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { createKubeClient } from '../../shared/k8s/client.ts';
 
@@ -22,7 +23,7 @@ export interface ResilientWatchOptions {
   initialAdds?: boolean;
   onEvent: (type: WatchEventType, obj: KubeObject) => void;
   onError?: (err: Error) => void;
-  /** Server-side watch timeout; a stream silent for longer plus a margin is aborted. Default 30 s. */
+  /** Server-side watch timeout, below client-node's 30 s inactivity abort. Default 25 s. */
   timeoutSeconds?: number;
 }
 
@@ -35,12 +36,11 @@ export interface ResilientWatch {
 export function resilientWatch(opts: ResilientWatchOptions): ResilientWatch {
   const client = createKubeClient(opts.kubeConfig);
   const watch = new Watch(opts.kubeConfig);
-  const timeoutSeconds = opts.timeoutSeconds ?? 30;
+  const timeoutSeconds = opts.timeoutSeconds ?? 25;
   const known = new Map<string, { rv: string; obj: KubeObject }>(); // uid → last seen, to report a relist's differences
   let resourceVersion = '';
   let stopped = false;
   let abort: AbortController | undefined;
-  let watchdog: NodeJS.Timeout | undefined;
   let retry: NodeJS.Timeout | undefined;
   let markReady: () => void = () => {};
   const ready = new Promise<void>((r) => (markReady = r));
@@ -73,20 +73,13 @@ export function resilientWatch(opts: ResilientWatchOptions): ResilientWatch {
     resourceVersion = list.metadata.resourceVersion;
   }
 
-  const armWatchdog = () => {
-    clearTimeout(watchdog);
-    watchdog = setTimeout(() => abort?.abort(), (timeoutSeconds + 15) * 1000);
-  };
-
   async function open(): Promise<void> {
     if (stopped) return;
     let gone = false;
-    armWatchdog();
     abort = await watch.watch(
       opts.path,
       { labelSelector: opts.labelSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
       (type, obj) => {
-        armWatchdog();
         if (type === 'BOOKMARK') {
           resourceVersion = obj.metadata.resourceVersion;
         } else if (type === 'ERROR') {
@@ -97,11 +90,11 @@ export function resilientWatch(opts: ResilientWatchOptions): ResilientWatch {
         }
       },
       (err) => {
-        clearTimeout(watchdog);
         if (stopped) return;
         if (err && (err as { statusCode?: number }).statusCode === 410) gone = true;
-        if (err && !gone && (err as Error).name !== 'AbortError') opts.onError?.(err as Error);
-        schedule(gone, err ? 500 : 0);
+        const quiet = !err || gone || ['AbortError', 'TimeoutError'].includes((err as Error).name);
+        if (!quiet) opts.onError?.(err as Error);
+        schedule(gone, quiet ? 0 : 500);
       },
     );
   }
@@ -129,7 +122,6 @@ export function resilientWatch(opts: ResilientWatchOptions): ResilientWatch {
     ready,
     stop() {
       stopped = true;
-      clearTimeout(watchdog);
       clearTimeout(retry);
       abort?.abort();
     },
