@@ -1,5 +1,5 @@
 // Latency of POST /validate: 1,000 sequential AdmissionReviews (after 100 warm-up ones) over HTTP on
-// loopback to the real admission server (functions/admission/serve.ts, started in this process),
+// loopback to the real admission server (shared/http/serve.ts, started in this process),
 // one keep-alive connection, each a CREATE of a valid NeoSet — the full path: parse, rules, warnings,
 // dry-run, answer. The dry-run is a stub answering at once (this measures the function, not the API
 // server); with BENCH_DRY_RUN=api it is the real one against $KUBECONFIG's API server.
@@ -8,7 +8,7 @@ import http from 'node:http';
 import pino from 'pino';
 import { createApp, type DryRunPod } from '../functions/admission/app.ts';
 import { apiDryRunPod } from '../functions/admission/dry-run.ts';
-import { startServer } from '../functions/admission/serve.ts';
+import { startServer } from '../shared/http/serve.ts';
 import { DEFAULT_LIMITS } from '../shared/admission/limits.ts';
 import { createKubeClient, loadKubeConfig } from '../shared/k8s/client.ts';
 

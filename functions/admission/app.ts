@@ -5,7 +5,8 @@
 // when it cannot be judged).
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from '../../shared/http/logger.ts';
 import { GROUP, KIND, PLURAL, VERSION } from '../../shared/api/names.ts';
 import { NeoSet } from '../../shared/api/neoset.ts';
 import { defaultsPatch } from '../../shared/admission/defaults.ts';
@@ -119,7 +120,7 @@ export function createApp(deps: AdmissionDeps): Hono {
   const full: Required<AdmissionDeps> = {
     dryRunPod: deps.dryRunPod,
     limits: deps.limits ?? DEFAULT_LIMITS,
-    logger: deps.logger ?? pino({ base: { fn: 'admission' }, level: process.env.LOG_LEVEL ?? 'info' }),
+    logger: deps.logger ?? createLogger('admission'),
   };
   const log = full.logger;
   const app = new Hono();

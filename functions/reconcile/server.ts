@@ -1,6 +1,9 @@
 // Entry point of the reconcile function: `node functions/reconcile/server.ts` (KUBECONFIG or in-cluster config).
+//   PORT (8080), HOST (all interfaces), TLS_CERT_FILE + TLS_KEY_FILE (optional https), LOG_LEVEL.
+import { createLogger } from '../../shared/http/logger.ts';
+import { runFunction } from '../../shared/http/main.ts';
 import { createKubeClient, loadKubeConfig } from '../../shared/k8s/client.ts';
-import { listen } from '../../shared/http/serve.ts';
 import { createApp } from './app.ts';
 
-await listen(createApp({ client: createKubeClient(loadKubeConfig()) }), 'reconcile');
+const logger = createLogger('reconcile');
+await runFunction('reconcile', logger, () => createApp({ client: createKubeClient(loadKubeConfig()), logger }));

@@ -2,6 +2,7 @@
 // They are configuration, read once at startup from the environment; a bad value is a startup error
 // that names the variable, never a silently ignored cap.
 import { parseQuantity, type Quantity } from './quantity.ts';
+import { ConfigError } from '../config-error.ts';
 
 export interface AdmissionLimits {
   /** spec.replicas may not exceed this. */
@@ -20,12 +21,7 @@ export const LIMIT_VARIABLES = {
   maxMemory: 'NEOSET_MAX_MEMORY',
 } as const;
 
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 function cap(env: Record<string, string | undefined>, variable: string): Quantity | null {
   const raw = env[variable]?.trim();

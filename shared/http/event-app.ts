@@ -3,7 +3,8 @@
 // 2xx (a Knative Broker treats any non-CloudEvent body as a failed delivery), 400 + JSON for a
 // malformed event (not retried), 503 only when redelivery can help, 500 for a bug.
 import { Hono } from 'hono';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from './logger.ts';
 import { BadEventError, parseEvent, type ParsedEvent } from '../events/target.ts';
 import type { Outcome } from '../k8s/reconcile.ts';
 import { registry } from '../metrics/registry.ts';
@@ -15,10 +16,6 @@ export interface EventAppOptions {
   logger?: Logger;
   /** Extra routes (e.g. scrape-time gauges) mounted before the defaults. */
   extend?: (app: Hono) => void;
-}
-
-export function createLogger(name: string): Logger {
-  return pino({ base: { fn: name }, level: process.env.LOG_LEVEL ?? 'info', timestamp: pino.stdTimeFunctions.isoTime });
 }
 
 export function createEventApp(opts: EventAppOptions): Hono {

@@ -5,7 +5,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../../functions/admission/serve.ts';
+import { startServer, type RunningServer } from '../../shared/http/serve.ts';
 import { createCa, issueServingCert, type CertKeyPair } from '../cluster/certs.ts';
 import { silent, testApp } from './admission-review.ts';
 

@@ -1,0 +1,46 @@
+// A function process's entry: read PORT / HOST / TLS_CERT_FILE / TLS_KEY_FILE, start the hono app
+// (shared/http/serve.ts), and stop gracefully on SIGTERM (what Knative and Kubernetes send) or SIGINT.
+// A bad setting exits 2 with a message naming the variable.
+import type { Hono } from 'hono';
+import type { Logger } from 'pino';
+import { ConfigError } from '../config-error.ts';
+import { startServer, type TlsFiles } from './serve.ts';
+
+
+export function tlsFromEnv(env: NodeJS.ProcessEnv): TlsFiles | null {
+  const certFile = env.TLS_CERT_FILE?.trim();
+  const keyFile = env.TLS_KEY_FILE?.trim();
+  if (!certFile && !keyFile) return null;
+  if (!certFile || !keyFile) throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE must be set together (or neither, for plain http)');
+  return { certFile, keyFile };
+}
+
+export function portFromEnv(env: NodeJS.ProcessEnv): number {
+  const raw = env.PORT?.trim() || '8080';
+  const port = Number(raw);
+  if (!/^\d+$/.test(raw) || port > 65535) throw new ConfigError(`PORT=${JSON.stringify(raw)} is not a TCP port`);
+  return port;
+}
+
+/** Starts `makeApp()` from the environment; never returns on a configuration error (exit 2). */
+export async function runFunction(name: string, logger: Logger, makeApp: () => Hono): Promise<void> {
+  try {
+    const running = await startServer({
+      app: makeApp(),
+      port: portFromEnv(process.env),
+      hostname: process.env.HOST || undefined,
+      tls: tlsFromEnv(process.env),
+      logger,
+    });
+    const stop = (signal: string) => {
+      logger.info({ signal }, 'stopping');
+      void running.close().then(() => process.exit(0));
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  } catch (err) {
+    const config = err instanceof ConfigError;
+    logger.fatal({ err: config ? (err as Error).message : err }, `${name} cannot start`);
+    process.exit(config ? 2 : 1);
+  }
+}
