@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { NeoSetSpec } from './neoset.ts';
 import { CRD_PATH, renderCrd } from './gen-crd.ts';
+import { SPEC_DEFAULTS } from '../../test/fixtures/spec-defaults.ts';
 
 type Schema = { type?: string; properties?: Record<string, Schema>; items?: Schema; description?: string; [k: string]: unknown };
 
@@ -59,20 +60,6 @@ describe('NeoSetSpec defaults', () => {
       selector: { matchLabels: { app: 'x' } },
       template: { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
     });
-    expect(spec).toMatchObject({
-      replicas: 1,
-      volumeClaimTemplates: [],
-      podManagementPolicy: 'OrderedReady',
-      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
-      minReadySeconds: 0,
-      revisionHistoryLimit: 10,
-      updateStrategy: {
-        type: 'InPlaceIfPossible',
-        partition: 0,
-        maxUnavailable: 1,
-        pause: false,
-        inPlaceUpdateStrategy: { readiness: 'Probe', gracePeriodSeconds: 0, timeoutSeconds: 600 },
-      },
-    });
+    expect(spec).toMatchObject({ replicas: 1, ...SPEC_DEFAULTS });
   });
 });

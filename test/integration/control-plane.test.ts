@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP, PLURAL, VERSION } from '../../shared/api/names.ts';
 import { createTestNamespace, kubeConfig, kubectl, type TestNamespace } from '../cluster/harness.ts';
 import { poll, readIfExists, waitForDeletion } from '../cluster/wait.ts';
+import { SPEC_DEFAULTS } from '../fixtures/spec-defaults.ts';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -54,18 +55,7 @@ describe('NeoSet CRD', () => {
       replicas: 2,
       selector: { matchLabels: { app: 'web' } },
       template,
-      updateStrategy: {
-        type: 'InPlaceIfPossible',
-        partition: 0,
-        maxUnavailable: 1,
-        pause: false,
-        inPlaceUpdateStrategy: { readiness: 'Probe', gracePeriodSeconds: 0, timeoutSeconds: 600 },
-      },
-      podManagementPolicy: 'OrderedReady',
-      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
-      minReadySeconds: 0,
-      revisionHistoryLimit: 10,
-      volumeClaimTemplates: [],
+      ...SPEC_DEFAULTS,
     });
   });
 
