@@ -44,10 +44,10 @@ export interface KubectlResult {
   stderr: string;
 }
 
-/** Runs the real kubectl against the test cluster. Never throws for a non-zero exit: check `code`. */
-export function kubectl(args: string[], opts: { input?: string } = {}): Promise<KubectlResult> {
+/** Runs a command, capturing its output. Never throws for a non-zero exit: check `code`. */
+export function run(command: string, args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<KubectlResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', ['--kubeconfig', kubeconfigPath(), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -56,4 +56,9 @@ export function kubectl(args: string[], opts: { input?: string } = {}): Promise<
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
     child.stdin.end(opts.input ?? '');
   });
+}
+
+/** Runs the real kubectl against the test cluster. Never throws for a non-zero exit: check `code`. */
+export function kubectl(args: string[], opts: { input?: string } = {}): Promise<KubectlResult> {
+  return run('kubectl', ['--kubeconfig', kubeconfigPath(), ...args], opts);
 }

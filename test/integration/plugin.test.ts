@@ -1,10 +1,9 @@
 // `kubectl neoset` as users run it: the real kubectl finds bin/kubectl-neoset on PATH and runs it
 // against the real control plane, with the controller functions running (test/e2e/stack.ts). The
 // seeds' canary flow is done entirely with the plugin, and every output and exit code is asserted.
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubeconfigPath } from '../cluster/harness.ts';
+import { kubeconfigPath, run as runCommand } from '../cluster/harness.ts';
 import { applyNeoSet, identities, imageOf, patchNeoSet, settledOn, untilStatus } from '../e2e/helpers.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
 import { listRevisions, readNeoSet } from '../../bin/neoset/neosets.ts';
@@ -23,16 +22,7 @@ interface Run {
 
 /** Runs a command with bin/ first on PATH and the test cluster's KUBECONFIG, as a user would. */
 function run(command: string, args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, PATH: `${BIN}${path.delimiter}${process.env.PATH}`, KUBECONFIG: kubeconfigPath() };
-    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+  return runCommand(command, args, { env: { ...process.env, PATH: `${BIN}${path.delimiter}${process.env.PATH}`, KUBECONFIG: kubeconfigPath() } });
 }
 
 const kubectl = (args: string[]) => run('kubectl', args);
