@@ -1,7 +1,7 @@
 // The reconcile function: NeoSet and Pod events and resync ticks → read, decide, apply (SPEC §2.2).
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
-import { decide } from '../../shared/core/decide.ts';
+import { decide, type Duties } from '../../shared/core/decide.ts';
 import { createEventApp } from '../../shared/http/event-app.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { neosetsOf, reconcileOne, type NeoSetKey } from '../../shared/k8s/reconcile.ts';
@@ -20,7 +20,8 @@ export interface ReconcileDeps {
 
 export function createApp(deps: ReconcileDeps): Hono {
   const now = deps.now ?? (() => new Date());
-  const run = (key: NeoSetKey) => reconcileOne(deps.client, key, decide, now);
+  // A Pod event also reaches the readiness function, whose duties it then leaves alone (§2.2).
+  const run = (key: NeoSetKey, duties: Duties = 'all') => reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), now);
   const recheck =
     deps.recheck ??
     ((key: NeoSetKey, delayMs: number) => {
@@ -34,8 +35,9 @@ export function createApp(deps: ReconcileDeps): Hono {
     handle: async (event) => {
       const keys = await neosetsOf(deps.client, event.target);
       const outcomes = [];
+      const duties: Duties = event.target.kind === 'pod' ? 'reconcile' : 'all';
       for (const key of keys) {
-        const outcome = await run(key);
+        const outcome = await run(key, duties);
         if (outcome.requeueAfter !== null && outcome.requeueAfter <= MAX_SELF_RECHECK_SECONDS) {
           recheck(key, Math.max(100, outcome.requeueAfter * 1000));
         }

@@ -6,7 +6,8 @@ import { inPlaceChangeBlockers } from './in-place-change.ts';
 import { issue, sameIssue, type Issue } from './issue.ts';
 import { brief, jsonEqual } from './json.ts';
 import { LIMIT_VARIABLES, type AdmissionLimits } from './limits.ts';
-import { selectorShapeIssues, unmetRequirements } from './selector.ts';
+import { unmetRequirements } from '../core/selector.ts';
+import { selectorShapeIssues } from './selector.ts';
 import { joinPath } from './field-path.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

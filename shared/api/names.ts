@@ -19,6 +19,12 @@ export const LABEL_REVISION_HASH = 'controller-revision-hash';
 /** The only memory of an in-place update in flight (SPEC §4.4). */
 export const ANNOTATION_INPLACE_STATE = 'neoset.neo.io/inplace-update-state';
 
+/**
+ * Written on a pod to release an update claim that will not be acted on (SPEC §2.0): the write moves
+ * the pod's resourceVersion past the claimed one, so the claimer's conditional write can no longer land.
+ */
+export const ANNOTATION_CLAIM_RELEASED = 'neoset.neo.io/claim-released';
+
 /** Readiness gate set on every pod at creation; False while the pod is drained for an in-place update. */
 export const CONDITION_INPLACE_READY = 'InPlaceUpdateReady';
 

@@ -211,7 +211,19 @@ export const NeoSetStatus = z
     currentImage: z.string().optional().describe("Main container image of currentRevision."),
     targetImage: z.string().optional().describe('Main container image of updateRevision.'),
     phase: Phase.optional().describe('Idle, Canary, RollingOut, Paused, Completed or Failed.'),
-    currentUpdatePods: z.array(z.string()).optional().describe('Pods being updated now.'),
+    currentUpdatePods: z.array(z.string()).optional().describe('Pods being updated now: an in-place update in flight, or claimed.'),
+    updateClaims: z
+      .array(
+        z.object({
+          pod: z.string().describe('The pod name.'),
+          uid: z.string().describe('The pod uid.'),
+          resourceVersion: z.string().describe('The pod resourceVersion the claimed write is conditional on.'),
+        }),
+      )
+      .optional()
+      .describe(
+        'Updates a decision claimed before acting (SPEC 2.0): each counts as unavailable until the pod moves past the claimed resourceVersion.',
+      ),
     conditions: z
       .array(Condition)
       .optional()

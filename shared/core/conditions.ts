@@ -52,9 +52,15 @@ export function neosetConditions(f: ConditionFacts, previous: Condition[] | unde
       message: !isAvailable ? 'not enough replicas available' : progressing ? updated : 'a new rollout can start',
     },
   ];
-  return drafts.map((d) => {
+  const computed = drafts.map((d) => {
     const old = previous?.find((c) => c.type === d.type);
     const lastTransitionTime = old && old.status === d.status ? old.lastTransitionTime : rfc3339(f.nowMs);
     return { ...d, lastTransitionTime, observedGeneration: f.generation };
   });
+  // ReplicaFailure is the applier's: set when a write failed, cleared when a plan went through (§4.6).
+  const failure = previous?.find((c) => c.type === CONDITION_REPLICA_FAILURE);
+  return failure ? [...computed, failure] : computed;
 }
+
+/** A write the API server refused (quota, validation, a name taken): set by the applier, with its message. */
+export const CONDITION_REPLICA_FAILURE = 'ReplicaFailure';

@@ -1,13 +1,14 @@
 // decide(snapshot, now) -> plan: the whole NeoSet decision as a pure function (SPEC §2, §4).
 //
-// Order of the actions, so that applying any prefix of the plan (a 409 or a crash stops the
-// applier) leaves a state from which the next decide() finishes the job — memory before effects:
+// The plan's status is written first when the plan claims (§2.0: claim before act; see Plan.claim),
+// else last. Order of the actions, so that applying any prefix of the plan (a 409 or a crash stops
+// the applier) leaves a state from which the next decide() finishes the job — memory before effects:
+//   0. adoption of orphans (§4.1), before anything else is done to them;
 //   1. revisions (createRevision / renumberRevision) before any pod labelled with them;
 //   2. claims' owners, then each missing claim before its pod, the condemned pod's claims before the pod;
 //   3. one write per pod: scaling deletes, else the next step of an update in flight, else opening
 //      the gate, else the start of an update (the state annotation before the condition);
-//   4. Events not tied to a write; 5. pruning history (no one depends on it).
-// The status goes last, written by the applier only when plan.status is not null.
+//   4. releasing claims no decision will act on; 5. Events not tied to a write; 6. pruning history.
 import { availableSince } from './availability.ts';
 import { inFlightStep, openGate } from './in-place.ts';
 import { sameJson } from './json.ts';
@@ -20,21 +21,34 @@ import { claimOwnerActions, scalingActions } from './scaling.ts';
 import type { Snapshot } from './snapshot.ts';
 import { computeStatus } from './status.ts';
 import { Wakeups } from './time.ts';
-import { blockedPods, startUpdates } from './update.ts';
+import { blockedPods, canMove, startUpdates } from './update.ts';
+import { neosetOwnerRef, objectRef } from './pods.ts';
 
-export function decide(snapshot: Snapshot, now: Date): Plan {
+/**
+ * Whose duties a decision carries out (§2.2): 'all' (a NeoSet event, a resync tick), or 'reconcile'
+ * — a Pod event, which the readiness function also receives: the readiness duties are then its
+ * alone, so that the two functions never race for the same write.
+ */
+export type Duties = 'all' | 'reconcile';
+
+/** The readiness function's duties (§2.2, §4.5): an update is done (finish) and the gate opens. */
+export function isReadinessDuty(a: Action): a is Extract<Action, { kind: 'setInPlaceReady' | 'finishInPlaceUpdate' }> {
+  return (a.kind === 'setInPlaceReady' && a.status === 'True') || (a.kind === 'finishInPlaceUpdate' && !a.aborted);
+}
+
+export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): Plan {
   // A NeoSet being deleted: the garbage collector removes what it owns; nothing to decide.
-  if (snapshot.neoset.metadata.deletionTimestamp) return { actions: [], status: null, requeueAfter: null };
+  if (snapshot.neoset.metadata.deletionTimestamp) return { actions: [], claim: false, status: null, requeueAfter: null };
   const o = observe(snapshot, now.getTime());
   const wake = new Wakeups(o.nowMs);
   const pvcs = new Map<string, PersistentVolumeClaim>(snapshot.pvcs.map((p) => [p.metadata.name, p]));
   const touched = new Set<string>();
-  const actions: Action[] = [...o.revisions.actions, ...claimOwnerActions(o, pvcs), ...scalingActions(o, pvcs, touched)];
+  const actions: Action[] = [...adoptions(o, touched), ...o.revisions.actions, ...claimOwnerActions(o, pvcs), ...scalingActions(o, pvcs, touched)];
   const events: Action[] = [];
 
   let failure: { reason: FailureReason; message: string } | null = null;
   for (const v of o.pods) {
-    if (touched.has(v.name) || v.terminating || v.finished) continue;
+    if (touched.has(v.name) || v.terminating || v.finished || v.orphan) continue;
     let action: Action | null = null;
     if (v.state !== null && v.inRange) {
       const step = inFlightStep(o, v, wake);
@@ -52,6 +66,7 @@ export function decide(snapshot: Snapshot, now: Date): Plan {
     } else if (v.state === null) {
       action = openGate(v);
     }
+    if (action && duties === 'reconcile' && isReadinessDuty(action)) action = null;
     if (action) {
       actions.push(action);
       touched.add(v.name);
@@ -65,7 +80,10 @@ export function decide(snapshot: Snapshot, now: Date): Plan {
     failure ??= { reason: 'InPlaceOnlyBlocked', message };
     events.push({ kind: 'recordEvent', key: `inplaceonly-blocked/${o.update.name}`, event: { type: 'Warning', reason: 'InPlaceOnlyBlocked', message } });
   }
-  actions.push(...startUpdates(o, failure !== null, (v) => !touched.has(v.name)));
+  const starts = startUpdates(o, failure !== null, (v) => !touched.has(v.name));
+  actions.push(...starts.actions);
+  for (const a of starts.actions) if (a.kind === 'markDraining') touched.add(a.pod.name);
+  actions.push(...releases(o, touched));
 
   if (o.advanced && o.neoset.status?.currentRevision) {
     events.push({
@@ -81,12 +99,54 @@ export function decide(snapshot: Snapshot, now: Date): Plan {
     const at = availableSince(v.pod, o.minReadySeconds);
     if (at !== null) wake.at(at);
   }
-  const status = computeStatus(o, rolloutPending(o), failure);
+  const status = computeStatus(o, rolloutPending(o), failure, starts.claims);
+  const claim = actions.some((a) => !UNCLAIMED.has(a.kind));
   return {
     actions,
-    status: sameJson(status, snapshot.neoset.status ?? {}) ? null : status,
+    claim,
+    status: claim || !sameJson(status, snapshot.neoset.status ?? {}) ? status : null,
     requeueAfter: wake.requeueAfter(),
   };
+}
+
+/**
+ * Writes that do not depend on the spec, so need no claim (§2.0): the readiness gate (pod facts),
+ * the end of an in-place update (pod facts; an abandoned drain only gives back what it took), Events.
+ */
+const UNCLAIMED = new Set<Action['kind']>(['setInPlaceReady', 'finishInPlaceUpdate', 'recordEvent']);
+
+/** §4.1: orphans the NeoSet selects become its own before anything else is done to them. */
+function adoptions(o: Observed, touched: Set<string>): Action[] {
+  const owner = [neosetOwnerRef(o.neoset, true)];
+  const actions: Action[] = [];
+  for (const v of o.pods.filter((p) => p.orphan)) {
+    touched.add(v.name);
+    actions.push({
+      kind: 'adoptPod',
+      object: v.ref,
+      ownerReferences: [...(v.pod.metadata.ownerReferences ?? []), ...owner],
+      event: { type: 'Normal', reason: 'SuccessfulAdopt', message: `adopted orphan Pod ${v.name}` },
+    });
+  }
+  for (const r of o.orphanRevisions) {
+    actions.push({
+      kind: 'adoptRevision',
+      object: objectRef(r.metadata),
+      ownerReferences: [...(r.metadata.ownerReferences ?? []), ...owner],
+      event: { type: 'Normal', reason: 'SuccessfulAdopt', message: `adopted orphan ControllerRevision ${r.metadata.name}` },
+    });
+  }
+  return actions;
+}
+
+/** §2.0: live claims on pods the rollout no longer moves (partition raised, template back, OnDelete, condemned) are released. */
+function releases(o: Observed, touched: Set<string>): Action[] {
+  return o.pods
+    .filter((v) => v.claimed && !touched.has(v.name) && !canMove(o, v))
+    .map((v) => {
+      touched.add(v.name);
+      return { kind: 'releaseClaim', pod: v.ref } as const;
+    });
 }
 
 /**
@@ -105,14 +165,11 @@ function liveRevisions(o: Observed): Set<string> {
 }
 
 /**
- * The readiness function's share of the decision for one pod (§2.2): the writes that concern its
- * readiness gate or the completion of its in-place update (setInPlaceReady, finishInPlaceUpdate),
- * taken from decide() itself so that the two functions can never disagree. The status and the
- * time-based requeue stay reconcile's: the plan carries neither.
+ * The readiness function's share of the decision for one pod (§2.2): its duties (isReadinessDuty)
+ * for that pod, taken from decide() itself so that the two functions can never disagree. The status
+ * and the time-based requeue stay reconcile's: the plan carries neither.
  */
 export function decideReadiness(snapshot: Snapshot, podName: string, now: Date): Plan {
-  const actions = decide(snapshot, now).actions.filter(
-    (a) => (a.kind === 'setInPlaceReady' || a.kind === 'finishInPlaceUpdate') && a.pod.name === podName,
-  );
-  return { actions, status: null, requeueAfter: null };
+  const actions = decide(snapshot, now).actions.filter((a) => isReadinessDuty(a) && a.pod.name === podName);
+  return { actions, claim: false, status: null, requeueAfter: null };
 }

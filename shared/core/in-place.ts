@@ -8,20 +8,24 @@
 //       Draining --deletePod--> (gone; §4.3 recreates it)          (not in place: recreate)
 //       Draining --finishInPlaceUpdate(aborted)--> (no state)      (the rollout no longer wants it)
 //       Updating --markDraining--> Draining                        (a new updateRevision: re-target)
+//       Updating --restartDeadline--> Updating                     (pause toggled: retry, §4.4 step 5)
 //   (no state), gate not True, running --setInPlaceReady True-->   (a new pod, or after finish)
+//
+// The grace period runs from the moment the gate became False (its lastTransitionTime), not from
+// the annotation write: that is when the pod left the Service endpoints.
 import { ANNOTATION_INPLACE_STATE } from '../api/names.ts';
 import type { Observed, PodView } from './observed.ts';
 import type { Action, InPlaceState } from './plan.ts';
 import { POD_IDENTITY_LABELS } from './pods.ts';
 import { containerIds, inPlaceGate, inPlaceUpdateDone, isRunningAndStarted } from './readiness.ts';
 import { rfc3339, toMs, type Wakeups } from './time.ts';
-import { canMove, updateMethod } from './update.ts';
+import { canMove, drainingState, markDraining, updateMethod } from './update.ts';
 
 export const REASON_DRAINING = 'InPlaceUpdateDraining';
 
 export interface InFlightStep {
   action: Action | null;
-  /** §4.4 step 5: not done within timeoutSeconds of startedAt (and the NeoSet generation unchanged). */
+  /** §4.4 step 5: not done within timeoutSeconds of startedAt. */
   deadlineExceeded: boolean;
 }
 
@@ -39,13 +43,15 @@ export function inFlightStep(o: Observed, v: PodView, wake: Wakeups): InFlightSt
     // Nothing has changed on the pod yet: a drain the rollout no longer wants (partition raised,
     // strategy now OnDelete or InPlaceOnly-blocked, template back to the pod's revision) is abandoned.
     if (!movable) return step(finish(o, v, state, true));
-    // Re-target to the new updateRevision. The pod is already out of endpoints since drainStartedAt.
-    if (state.revision !== target) return step(markDraining(o, v, { ...state, revision: target, generation: o.generation }));
+    // Re-target to the new updateRevision; the drain goes on.
+    if (state.revision !== target) return step(retarget(o, v, state));
     // 1b. The annotation is written; now the condition (also after a crash between the two writes).
-    if (inPlaceGate(v.pod)?.status === 'True') {
+    // (A gate that was never written is closed too: every patched pod has a False gate to count from.)
+    const gate = inPlaceGate(v.pod);
+    if (gate?.status !== 'False') {
       return step({ kind: 'setInPlaceReady', pod: v.ref, status: 'False', reason: REASON_DRAINING, message: `draining for update to ${target}` });
     }
-    const graceEnd = toMs(state.drainStartedAt) + strategy.gracePeriodSeconds * 1000;
+    const graceEnd = toMs(gate.lastTransitionTime) + strategy.gracePeriodSeconds * 1000;
     if (o.nowMs < graceEnd) {
       wake.at(graceEnd);
       return none;
@@ -61,33 +67,18 @@ export function inFlightStep(o: Observed, v: PodView, wake: Wakeups): InFlightSt
 
   // Updating: the pod runs (or is starting) the images of state.revision.
   // A new updateRevision re-targets it: a fresh update from its current state (a rollback of a stuck pod).
-  if (state.revision !== target && movable) {
-    return step(
-      markDraining(o, v, {
-        revision: target,
-        phase: 'Draining',
-        generation: o.generation,
-        drainStartedAt: state.drainStartedAt,
-        ...(state.rescue ? { rescue: true } : {}),
-      }),
-    );
-  }
+  if (state.revision !== target && movable) return step(retarget(o, v, state));
   // 3. Done (§4.5) -> 4. remove the state; the gate opens in the next decision.
-  if (inPlaceUpdateDone(v.pod, state, strategy.readiness)) return step(finish(o, v, state, false));
-  // 5. The deadline restarts when the NeoSet generation changed since the update started (toggling
-  // pause retries): the state is rewritten with the new generation and startedAt.
-  if (state.generation !== o.generation) {
+  if (inPlaceUpdateDone(v.pod, state, state.readiness ?? strategy.readiness)) return step(finish(o, v, state, false));
+  // 5. The deadline restarts when pause was toggled since the patch (its condition flipped after
+  // startedAt): that is the user's "retry". A template change re-targets (above); a scale, an HPA or
+  // a promote changes nothing here, so under their churn a stuck update still reaches Failed.
+  if (pauseToggledSince(o, state.startedAt)) {
     return step({
-      kind: 'patchImages',
+      kind: 'restartDeadline',
       pod: v.ref,
-      images: { ...state.targetImages },
-      revision: state.revision,
-      state: { ...state, generation: o.generation, startedAt: rfc3339(o.nowMs) },
-      event: {
-        type: 'Normal',
-        reason: 'InPlaceUpdateDeadlineRestarted',
-        message: `pod ${v.name}: NeoSet generation ${state.generation} -> ${o.generation}, in-place update deadline restarts`,
-      },
+      state: { ...state, startedAt: rfc3339(o.nowMs) },
+      event: { type: 'Normal', reason: 'InPlaceUpdateDeadlineRestarted', message: `pod ${v.name}: pause was toggled, the in-place update deadline restarts` },
     });
   }
   const deadline = toMs(state.startedAt) + strategy.timeoutSeconds * 1000;
@@ -111,13 +102,19 @@ export function openGate(v: PodView): Action | null {
   };
 }
 
-function markDraining(o: Observed, v: PodView, state: InPlaceState): Action {
-  return {
-    kind: 'markDraining',
-    pod: v.ref,
-    state,
-    event: { type: 'Normal', reason: 'UpdateRetargeted', message: `pod ${v.name}: update re-targeted to revision ${state.revision}` },
-  };
+/** A new updateRevision while the pod is on its way to another: Draining again toward it, drainStartedAt kept. */
+function retarget(o: Observed, v: PodView, state: InPlaceState): Action {
+  return markDraining(v, drainingState(o, state.drainStartedAt), {
+    type: 'Normal',
+    reason: 'UpdateRetargeted',
+    message: `pod ${v.name}: update re-targeted from revision ${state.revision} to ${o.update.name}`,
+  });
+}
+
+/** The Paused condition (status as read) changed after `since`: pause was set or cleared since then. */
+function pauseToggledSince(o: Observed, since: string | undefined): boolean {
+  const paused = o.neoset.status?.conditions?.find((c) => c.type === 'Paused');
+  return paused !== undefined && since !== undefined && toMs(paused.lastTransitionTime) > toMs(since);
 }
 
 /**
@@ -158,15 +155,13 @@ function patchImages(o: Observed, v: PodView, state: InPlaceState): Action {
     images,
     revision: o.update.name,
     state: {
+      ...state,
       revision: o.update.name,
       phase: 'Updating',
-      generation: o.generation,
-      drainStartedAt: state.drainStartedAt,
       startedAt: rfc3339(o.nowMs),
       targetImages: images,
       previousImageIDs: before.imageIDs,
       previousContainerIDs: before.containerIDs,
-      ...(state.rescue ? { rescue: true } : {}),
     },
     ...(labels ? { labels } : {}),
     ...(annotations ? { annotations } : {}),

@@ -25,7 +25,7 @@ export function parseInPlaceState(raw: string | undefined): InPlaceState | null 
   const s = value as Partial<InPlaceState>;
   if (typeof s.revision !== 'string' || (s.phase !== 'Draining' && s.phase !== 'Updating')) return null;
   if (typeof s.drainStartedAt !== 'string') return null;
-  return { ...s, generation: typeof s.generation === 'number' ? s.generation : 0 } as InPlaceState;
+  return s as InPlaceState;
 }
 
 export function podInPlaceState(pod: Pod): InPlaceState | null {

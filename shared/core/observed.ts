@@ -1,14 +1,16 @@
-// The snapshot read once into the facts every part of the decision shares: the pods by ordinal,
-// the revisions, the effective current revision, and the per-decision memo of template changes.
-import type { NeoSet } from '../api/neoset.ts';
+// The snapshot read once into the facts every part of the decision shares: the pods by ordinal
+// (ours, and orphans to adopt), the live update claims (§2.0), the revisions, the effective current
+// revision, and the per-decision memo of template changes.
+import type { NeoSet, NeoSetStatus } from '../api/neoset.ts';
 import { isAvailable, isUnavailableForBudget } from './availability.ts';
 import { resolveMaxUnavailable } from './budget.ts';
 import { podInPlaceState } from './inplace-state.ts';
-import type { Pod } from './k8s.ts';
+import type { ControllerRevision, ObjectMeta, Pod } from './k8s.ts';
 import type { InPlaceState, ObjectRef } from './plan.ts';
 import { objectRef, parseOrdinal, podRevision } from './pods.ts';
 import { hasFinished, isTerminating } from './readiness.ts';
 import { resolveRevisions, type Revision, type Revisions } from './revisions.ts';
+import { selects } from './selector.ts';
 import type { Snapshot } from './snapshot.ts';
 import { templateChange, type TemplateChange } from './template-diff.ts';
 
@@ -25,6 +27,13 @@ export interface PodView {
   finished: boolean;
   /** ordinal < spec.replicas; the others are condemned (scale-down). */
   inRange: boolean;
+  /**
+   * A live claim (§2.0): a decision claimed this pod's update in status.updateClaims and the pod is
+   * still at the claimed resourceVersion with no update state, so the claimer's write may still land.
+   */
+  claimed: boolean;
+  /** An orphan (no controller) that the NeoSet selects: adopted before anything else is done to it (§4.1). */
+  orphan: boolean;
 }
 
 export interface Observed {
@@ -45,29 +54,47 @@ export interface Observed {
   advanced: boolean;
   /** How a pod on revision `from` moves to `to`; null when `from` is not a stored revision. */
   change(from: string | undefined, to: string): TemplateChange | null;
+  /** The claims of status.updateClaims that are still live (see PodView.claimed). */
+  claims: UpdateClaim[];
+  /** Revisions with no controller that the NeoSet selects: adopted, and used meanwhile (§4.1, §4.2). */
+  orphanRevisions: ControllerRevision[];
 }
+
+export type UpdateClaim = NonNullable<NeoSetStatus['updateClaims']>[number];
 
 export function observe(snapshot: Snapshot, nowMs: number): Observed {
   const { neoset } = snapshot;
   const views: PodView[] = [];
+  const claimed = new Map((neoset.status?.updateClaims ?? []).map((c) => [c.pod, c]));
+  const claims: UpdateClaim[] = [];
   for (const pod of snapshot.pods) {
     const ordinal = parseOrdinal(neoset.metadata.name, pod.metadata.name);
-    if (ordinal === null) continue;
+    const control = controlOf(neoset, pod);
+    if (ordinal === null || control === 'other') continue;
+    const ref = objectRef(pod.metadata);
+    const state = podInPlaceState(pod);
+    const terminating = isTerminating(pod);
+    const claim = claimed.get(pod.metadata.name);
+    const live = claim !== undefined && claim.uid === ref.uid && claim.resourceVersion === ref.resourceVersion && state === null && !terminating;
+    if (live) claims.push(claim);
     views.push({
       pod,
       name: pod.metadata.name,
       ordinal,
-      ref: objectRef(pod.metadata),
+      ref,
       revision: podRevision(pod),
-      state: podInPlaceState(pod),
-      terminating: isTerminating(pod),
+      state,
+      terminating,
       finished: hasFinished(pod),
       inRange: ordinal < neoset.spec.replicas,
+      claimed: live,
+      orphan: control === 'orphan',
     });
   }
   views.sort((a, b) => a.ordinal - b.ordinal);
   const byOrdinal = new Map(views.map((v) => [v.ordinal, v]));
-  const revisions = resolveRevisions(neoset, snapshot.revisions);
+  const usable = snapshot.revisions.filter((r) => controlOf(neoset, r) !== 'other');
+  const revisions = resolveRevisions(neoset, usable);
   const changes = new Map<string, TemplateChange | null>();
   const change = (from: string | undefined, to: string): TemplateChange | null => {
     const key = `${from}\n${to}`;
@@ -96,7 +123,21 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
     current: advanced ? revisions.update : revisions.current,
     advanced,
     change,
+    claims,
+    orphanRevisions: usable.filter((r) => controlOf(neoset, r) === 'orphan'),
   };
+}
+
+/**
+ * Whose pod this is (§4.1): ours (controller ownerReference with our uid — labels alone can be
+ * forged), an orphan we adopt (no controller, selected by spec.selector: the StatefulSet
+ * controller's rule, e.g. after `kubectl delete --cascade=orphan` and a re-apply), or another's.
+ */
+export function controlOf(neoset: NeoSet, obj: { metadata: ObjectMeta }): 'ours' | 'orphan' | 'other' {
+  const controller = obj.metadata.ownerReferences?.find((r) => r.controller);
+  if (controller) return controller.uid === neoset.metadata.uid ? 'ours' : 'other';
+  if (obj.metadata.deletionTimestamp) return 'other';
+  return selects(neoset.spec.selector, obj.metadata.labels) ? 'orphan' : 'other';
 }
 
 /**
@@ -111,12 +152,12 @@ function rolloutDone(replicas: number, byOrdinal: Map<number, PodView>, update: 
   return true;
 }
 
-/** Pods 0..replicas-1 that count against maxUnavailable: missing, terminating, not available, or mid-update (§4.4). */
+/** Pods 0..replicas-1 that count against maxUnavailable: missing, terminating, not available, mid-update, or claimed (§4.4, §2.0). */
 export function unavailableInRange(o: Observed): number {
   let n = 0;
   for (let i = 0; i < o.replicas; i++) {
     const v = o.byOrdinal.get(i);
-    if (!v || v.terminating || isUnavailableForBudget(v.pod, o.minReadySeconds, o.nowMs)) n++;
+    if (!v || v.terminating || v.claimed || isUnavailableForBudget(v.pod, o.minReadySeconds, o.nowMs)) n++;
   }
   return n;
 }

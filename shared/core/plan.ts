@@ -15,9 +15,9 @@ export interface InPlaceState {
   /** The revision (ControllerRevision name) the pod is being moved to. */
   revision: string;
   phase: 'Draining' | 'Updating';
-  /** NeoSet metadata.generation when the update started: a changed generation restarts the deadline. */
-  generation: number;
   drainStartedAt: string;
+  /** inPlaceUpdateStrategy.readiness when the update started: what "done" means for this pod (§4.5). */
+  readiness?: 'Probe' | 'Ready';
   startedAt?: string;
   /** container name -> image being rolled out. */
   targetImages?: Record<string, string>;
@@ -28,11 +28,6 @@ export interface InPlaceState {
    * restart when the new tag resolves to the same digest as the old one (same imageID). Optional.
    */
   previousContainerIDs?: Record<string, string>;
-  /**
-   * True when the pod was already unavailable when the update started: it was taken outside the
-   * maxUnavailable budget (§4.4 rescue) and does not count as unavailability caused by the update.
-   */
-  rescue?: boolean;
 }
 
 /** A Kubernetes Event to record for an action. */
@@ -81,6 +76,15 @@ export type Action =
       /** True when the update was abandoned before the image patch (no duration to observe). */
       aborted?: boolean;
     }
+  /** §4.4 step 5: pause was toggled since the patch — the deadline runs again from now (the state annotation only). */
+  | { kind: 'restartDeadline'; pod: ObjectRef; state: InPlaceState; event: EventSpec }
+  /** Adopt an orphan pod or revision (§4.1): add the NeoSet as its controller, conditional on its resourceVersion. */
+  | { kind: 'adoptPod' | 'adoptRevision'; object: ObjectRef; ownerReferences: OwnerReference[]; event: EventSpec }
+  /**
+   * §2.0: a live claim that no decision will act on (the rollout no longer wants the pod): write the
+   * pod so that its resourceVersion moves past the claimed one; the next decision drops the claim.
+   */
+  | { kind: 'releaseClaim'; pod: ObjectRef }
   /** An Event not tied to a single write (rollout complete, deadline exceeded). `key` makes it idempotent. */
   | { kind: 'recordEvent'; key: string; event: EventSpec };
 
@@ -88,7 +92,14 @@ export type ActionKind = Action['kind'];
 
 export interface Plan {
   actions: Action[];
-  /** The status to write; null when it equals the current one (status is written only when it changed). */
+  /**
+   * §2.0 claim before act: the status (naming the claimed pods) is written FIRST, conditional on the
+   * NeoSet's resourceVersion, even when it did not change — the write proves that the spec the plan
+   * was computed from is still the current one; on a 409 nothing is done. True when the plan holds a
+   * write that depends on the spec (anything but readiness-gate writes, the end of an update, Events).
+   */
+  claim: boolean;
+  /** The status to write; null when it equals the current one and claim is false. */
   status: NeoSetStatus | null;
   /** Seconds until a time-based wait (minReadySeconds, grace period, timeout) needs another look; null: none. */
   requeueAfter: number | null;

@@ -62,6 +62,7 @@ export function scalingActions(o: Observed, pvcs: Map<string, PersistentVolumeCl
   const actions: Action[] = [];
   const ordered = o.neoset.spec.podManagementPolicy === 'OrderedReady';
   const remove = (v: PodView, why: string) => {
+    if (v.orphan) return; // adopted first (decide.ts), deleted by a later decision if still condemned
     touched.add(v.name);
     actions.push({
       kind: 'deletePod',

@@ -6,6 +6,11 @@ export function rfc3339(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
+/** RFC 3339 rounded UP to the second: a moment no earlier than `ms`, for a time a wait is counted from. */
+export function rfc3339Ceil(ms: number): string {
+  return rfc3339(Math.ceil(ms / 1000) * 1000);
+}
+
 /**
  * Milliseconds of an RFC 3339 string. A missing or unreadable timestamp reads as the epoch: a
  * corrupted memory then means "long ago" (waits are over, deadlines passed), never "wait forever".

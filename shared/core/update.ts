@@ -1,7 +1,10 @@
-// Which pods the rollout moves to updateRevision, how, and which start now (§4.4).
+// Which pods the rollout moves to updateRevision, how, and which start now (§4.4), under the
+// claim-before-act rule (§2.0): the starts of a decision are claimed in status.updateClaims, written
+// before any of them, conditional on the NeoSet's resourceVersion.
 import { isAvailable } from './availability.ts';
-import { unavailableInRange, type Observed, type PodView } from './observed.ts';
-import type { Action } from './plan.ts';
+import { unavailableInRange, type Observed, type PodView, type UpdateClaim } from './observed.ts';
+import type { Action, InPlaceState } from './plan.ts';
+import { isReady } from './readiness.ts';
 import { rfc3339 } from './time.ts';
 
 /**
@@ -41,44 +44,73 @@ export function blockedPods(o: Observed): { view: PodView; differences: string[]
 }
 
 /**
- * The updates that start in this decision, each a markDraining (the memory comes first).
- * Highest ordinal first. Pods already unavailable are taken first and outside the budget — they
- * cannot make availability worse; this is what lets a rollback rescue a broken rollout (§4.4). The
- * others take the budget: maxUnavailable minus the pods 0..replicas-1 unavailable now. Nothing
- * starts while paused or under OnDelete; only rescues start while the rollout is Failed.
- * `free` says which pods have no other write in this decision (one write per pod per decision).
+ * §4.4 Rescue [revised]: a pod that is not Ready and on neither currentRevision nor updateRevision —
+ * stuck on an abandoned revision, typically the broken one a rollback or a fix-forward left behind.
+ * Nothing else bypasses the budget: not a Pending pod just created on currentRevision, not a Ready pod
+ * inside minReadySeconds (it serves traffic).
  */
-export function startUpdates(o: Observed, failed: boolean, free: (v: PodView) => boolean): Action[] {
-  const strategy = o.neoset.spec.updateStrategy;
-  if (strategy.pause || strategy.type === 'OnDelete') return [];
-  const candidates = o.pods
-    .filter((v) => !v.terminating && !v.finished && v.state === null && free(v) && canMove(o, v))
-    .sort((a, b) => b.ordinal - a.ordinal);
-  const rescue = candidates.filter((v) => !isAvailable(v.pod, o.minReadySeconds, o.nowMs));
-  const budget = failed ? 0 : Math.max(0, o.maxUnavailable - unavailableInRange(o));
-  const batch = candidates.filter((v) => isAvailable(v.pod, o.minReadySeconds, o.nowMs)).slice(0, budget);
-  return [...rescue.map((v) => markDraining(o, v, true)), ...batch.map((v) => markDraining(o, v, false))];
+export function isRescue(o: Observed, v: PodView): boolean {
+  return !isReady(v.pod) && v.revision !== o.current.name && v.revision !== o.update.name;
 }
 
-function markDraining(o: Observed, v: PodView, rescue: boolean): Action {
+export interface Starts {
+  actions: Action[];
+  /** Every pod this decision starts, claimed in the status written before them (§2.0). */
+  claims: UpdateClaim[];
+}
+
+/**
+ * The updates that start in this decision, each a markDraining (the memory comes first), highest
+ * ordinal first. Nothing starts while paused or under OnDelete — rescues included. Rescues go first
+ * and outside the budget; then the pods a decision already claimed (they are counted as unavailable,
+ * so they cost nothing more); then as many as the budget allows: at most maxUnavailable of pods
+ * 0..replicas-1 unavailable (missing, not available, mid-update, or claimed) once they start. A pod
+ * that is already unavailable adds nothing when it starts, but nothing starts while the budget is
+ * overspent. While the rollout is Failed only rescues start.
+ * `free` says which pods have no other write in this decision (one write per pod per decision).
+ */
+export function startUpdates(o: Observed, failed: boolean, free: (v: PodView) => boolean): Starts {
+  const strategy = o.neoset.spec.updateStrategy;
+  if (strategy.pause || strategy.type === 'OnDelete') return { actions: [], claims: [] };
+  const candidates = o.pods
+    .filter((v) => !v.orphan && !v.terminating && !v.finished && v.state === null && free(v) && canMove(o, v))
+    .sort((a, b) => b.ordinal - a.ordinal);
+  const started: { view: PodView; rescue: boolean }[] = candidates.filter((v) => isRescue(o, v)).map((view) => ({ view, rescue: true }));
+  if (!failed) {
+    const unavailable = unavailableInRange(o);
+    let slots = o.maxUnavailable - unavailable;
+    for (const v of candidates) {
+      if (slots < 0 || isRescue(o, v)) continue;
+      const adds = !v.claimed && isAvailable(v.pod, o.minReadySeconds, o.nowMs);
+      if (adds && slots === 0) continue;
+      if (adds) slots--;
+      started.push({ view: v, rescue: false });
+    }
+  }
+  return {
+    actions: started.map(({ view, rescue }) => startUpdate(o, view, rescue)),
+    claims: started.map(({ view }) => ({ pod: view.name, uid: view.ref.uid, resourceVersion: view.ref.resourceVersion })),
+  };
+}
+
+function startUpdate(o: Observed, v: PodView, rescue: boolean): Action {
   const grace = o.neoset.spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds;
   const how = updateMethod(o, v.revision) === 'InPlace' ? 'in place' : 'by recreation';
-  return {
-    kind: 'markDraining',
-    pod: v.ref,
-    state: {
-      revision: o.update.name,
-      phase: 'Draining',
-      generation: o.generation,
-      drainStartedAt: rfc3339(o.nowMs),
-      ...(rescue ? { rescue: true } : {}),
-    },
-    event: {
-      type: 'Normal',
-      reason: 'UpdateStarted',
-      message:
-        `pod ${v.name}: update ${v.revision ?? '(none)'} -> ${o.update.name} ${how}` +
-        `${rescue ? ' (pod unavailable: outside the maxUnavailable budget)' : ''}; draining for ${grace}s`,
-    },
-  };
+  return markDraining(v, drainingState(o, rfc3339(o.nowMs)), {
+    type: 'Normal',
+    reason: 'UpdateStarted',
+    message:
+      `pod ${v.name}: update ${v.revision ?? '(none)'} -> ${o.update.name} ${how}` +
+      `${rescue ? ' (rescue: not Ready on an abandoned revision, outside the maxUnavailable budget)' : ''}; draining for ${grace}s`,
+  });
+}
+
+/** The state of a pod entering Draining toward updateRevision (a start, or a re-target keeping drainStartedAt). */
+export function drainingState(o: Observed, drainStartedAt: string): InPlaceState {
+  return { revision: o.update.name, phase: 'Draining', drainStartedAt, readiness: o.neoset.spec.updateStrategy.inPlaceUpdateStrategy.readiness };
+}
+
+/** The one builder of markDraining: in-place step 1a, the state annotation written before anything else. */
+export function markDraining(v: PodView, state: InPlaceState, event: Extract<Action, { kind: 'markDraining' }>['event']): Action {
+  return { kind: 'markDraining', pod: v.ref, state, event };
 }

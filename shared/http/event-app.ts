@@ -6,6 +6,7 @@ import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { createLogger } from './logger.ts';
 import { BadEventError, parseEvent, type ParsedEvent } from '../events/target.ts';
+import { ApiError } from '../k8s/client.ts';
 import type { Outcome } from '../k8s/reconcile.ts';
 import { registry } from '../metrics/registry.ts';
 
@@ -49,9 +50,13 @@ export function createEventApp(opts: EventAppOptions): Hono {
       if (failed.length === 0) return c.body(null, 200);
       return c.json({ error: failed.map((o) => `${o.neoset}: ${o.error}`).join('; ') }, transient ? 503 : 500);
     } catch (err) {
+      // A malformed event is not retried (400); an API server that could not be reached while
+      // naming the event's NeoSets (a resync tick's LIST, a Reference-mode GET) may be next time (503).
       const bad = err instanceof BadEventError;
-      log[bad ? 'warn' : 'error']({ eventId: event?.id, outcome: bad ? 'rejected' : 'error', error: (err as Error).message, ms: Math.round(performance.now() - started) }, 'event');
-      return c.json({ error: (err as Error).message }, bad ? 400 : 500);
+      const transient = err instanceof ApiError && err.isTransient;
+      const outcome = bad ? 'rejected' : transient ? 'retry' : 'error';
+      log[bad || transient ? 'warn' : 'error']({ eventId: event?.id, outcome, error: (err as Error).message, ms: Math.round(performance.now() - started) }, 'event');
+      return c.json({ error: (err as Error).message }, bad ? 400 : transient ? 503 : 500);
     }
   });
   return app;

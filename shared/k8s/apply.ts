@@ -1,21 +1,42 @@
 // Turns a Plan into API writes (STYLE §2: one switch). Every write is conditional on the
-// resourceVersion (or uid) the action was computed from; the first lost race (409) ends the
-// application — the winner's write produces a new event, and the next decide() starts from it.
+// resourceVersion (or uid) the action was computed from. A plan that claims (§2.0) writes the status
+// first, conditional on the NeoSet's resourceVersion; then the actions in order. The first lost race
+// (409) ends the application — the winner's write produces a new event, and the next decide() starts
+// from it. Any other refusal is made visible (§4.6): a Warning Event with the API server's message
+// and the ReplicaFailure condition, cleared again by the next plan that goes through.
 import { createHash } from 'node:crypto';
-import { ANNOTATION_INPLACE_STATE, API_VERSION, CONDITION_INPLACE_READY, KIND, LABEL_REVISION_HASH } from '../api/names.ts';
+import {
+  ANNOTATION_CLAIM_RELEASED,
+  ANNOTATION_INPLACE_STATE,
+  API_VERSION,
+  CONDITION_INPLACE_READY,
+  KIND,
+  LABEL_NEOSET_NAME,
+  LABEL_REVISION_HASH,
+} from '../api/names.ts';
+import type { Condition, NeoSetStatus } from '../api/neoset.ts';
+import { CONDITION_REPLICA_FAILURE } from '../core/conditions.ts';
+import { sameJson } from '../core/json.ts';
+import type { ControllerRevision, ObjectMeta, PersistentVolumeClaim, Pod } from '../core/k8s.ts';
+import { controlOf } from '../core/observed.ts';
 import type { Action, EventSpec, ObjectRef, Plan } from '../core/plan.ts';
-import type { ObjectMeta } from '../core/k8s.ts';
 import type { Snapshot } from '../core/snapshot.ts';
+import { rfc3339, rfc3339Ceil } from '../core/time.ts';
 import { inPlaceUpdateDuration } from '../metrics/registry.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
 
 export interface ApplyResult {
-  /** 'conflict': a write lost a race and nothing after it was attempted. */
-  outcome: 'applied' | 'conflict';
-  /** Kinds of the actions written, in order (for the invocation's log line). */
+  /**
+   * 'conflict': a write lost a race (or the claim did) and nothing after it was attempted;
+   * 'failed': the API server refused a write for another reason; it is reported (Event, condition).
+   */
+  outcome: 'applied' | 'conflict' | 'failed';
+  /** Kinds of the writes made, in order, the claim and status writes included (for the invocation's log line). */
   written: string[];
   statusWritten: boolean;
+  /** What the API server said, for 'failed' and for a transient error. */
+  error?: ApiError;
 }
 
 export interface ApplyOptions {
@@ -24,48 +45,127 @@ export interface ApplyOptions {
   instance?: string;
 }
 
+/** Raised inside the applier for an AlreadyExists that is not a race of ours; reported like any refusal. */
+class NameTakenError extends ApiError {}
+
+/**
+ * Applies the plan. Throws only an ApiError that redelivery can fix (transient: 5xx, 429, no
+ * connection) — after `written` has been filled, so the caller can still log what was done.
+ */
 export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Plan, opts: ApplyOptions = {}): Promise<ApplyResult> {
   const now = opts.now ?? (() => new Date());
-  const ns = snapshot.neoset.metadata.namespace ?? 'default';
+  const { neoset } = snapshot;
+  const ns = neoset.metadata.namespace ?? 'default';
   const written: string[] = [];
-  // A plan may hold two writes to one object (e.g. annotation, then condition). The second was
-  // computed from the same resourceVersion as the first; once our own first write succeeded, the
-  // version it produced is the one to check against — anything else still conflicts.
-  const successor = new Map<string, string>();
-  const rv = (ref: ObjectRef) => successor.get(`${ref.uid}/${ref.resourceVersion}`) ?? ref.resourceVersion;
-  const wrote = (ref: ObjectRef, result: { metadata?: ObjectMeta } | undefined) => {
-    const next = result?.metadata?.resourceVersion;
-    if (next) successor.set(`${ref.uid}/${ref.resourceVersion}`, next);
-  };
   const event = async (key: string, spec: EventSpec) => recordEvent(client, snapshot, key, spec, now(), opts.instance);
-
+  let resourceVersion = neoset.metadata.resourceVersion;
+  const writeStatus = async (status: NeoSetStatus, what: string) => {
+    const r = await client.request<{ metadata?: ObjectMeta }>('PUT', paths.neosetStatus(ns, neoset.metadata.name), {
+      body: { apiVersion: neoset.apiVersion, kind: neoset.kind, metadata: { ...neoset.metadata, resourceVersion }, spec: neoset.spec, status },
+    });
+    resourceVersion = r?.metadata?.resourceVersion ?? resourceVersion;
+    written.push(what);
+  };
+  let statusWritten = false;
+  const current = plan.status ?? neoset.status ?? {};
+  let failing: Action | undefined;
   try {
-    for (const action of plan.actions) {
-      await applyAction(client, ns, action, { rv, wrote, event, now, snapshot });
-      written.push(action.kind);
+    if (plan.claim && plan.status) {
+      await writeStatus(plan.status, 'claim');
+      statusWritten = true;
     }
-    let statusWritten = false;
-    if (plan.status) {
-      const { neoset } = snapshot;
-      await client.request('PUT', paths.neosetStatus(ns, neoset.metadata.name), {
-        body: { apiVersion: neoset.apiVersion, kind: neoset.kind, metadata: neoset.metadata, spec: neoset.spec, status: plan.status },
-      });
+    for (const action of plan.actions) {
+      failing = action;
+      await applyAction(client, ns, action, { event, now, snapshot });
+      if (action.kind !== 'recordEvent') written.push(action.kind);
+    }
+    failing = undefined;
+    // A plan that went through clears an earlier refusal's condition.
+    const writes = plan.actions.some((a) => a.kind !== 'recordEvent');
+    const cleared = writes ? withoutFailure(current) : current;
+    if ((!statusWritten && plan.status) || cleared !== current) {
+      await writeStatus(cleared, 'status');
       statusWritten = true;
     }
     return { outcome: 'applied', written, statusWritten };
   } catch (err) {
-    if (err instanceof ApiError && (err.isConflict || (err.isNotFound && err.verb !== 'GET'))) {
+    if (!(err instanceof ApiError)) throw err;
+    if (!(err instanceof NameTakenError) && (err.isConflict || (err.isNotFound && err.verb !== 'GET'))) {
       // 409: lost a race. 404 on a write: the object was deleted under us. Either way the snapshot
       // is stale; the change that made it stale is itself an event.
-      return { outcome: 'conflict', written, statusWritten: false };
+      return { outcome: 'conflict', written, statusWritten };
     }
-    throw err;
+    if (err.isTransient) throw Object.assign(err, { written });
+    // Best effort: the refusal is in the log line even when the report cannot be written.
+    await reportFailure(snapshot, failing, err, { event, now, current, writeStatus }).catch(() => undefined);
+    return { outcome: 'failed', written, statusWritten, error: err };
+  }
+}
+
+/** The writes made before a transient failure, carried on the error (ApplyResult.written). */
+export function writtenBefore(err: unknown): string[] {
+  return (err as { written?: string[] }).written ?? [];
+}
+
+function withoutFailure(status: NeoSetStatus): NeoSetStatus {
+  if (!status.conditions?.some((c) => c.type === CONDITION_REPLICA_FAILURE)) return status;
+  return { ...status, conditions: status.conditions.filter((c) => c.type !== CONDITION_REPLICA_FAILURE) };
+}
+
+/** FailedCreate / FailedDelete / FailedUpdate: the Warning Event and the ReplicaFailure condition (§4.6). */
+async function reportFailure(
+  snapshot: Snapshot,
+  action: Action | undefined,
+  err: ApiError,
+  ctx: {
+    event: (key: string, spec: EventSpec) => Promise<void>;
+    now: () => Date;
+    current: NeoSetStatus;
+    writeStatus: (s: NeoSetStatus, what: string) => Promise<void>;
+  },
+): Promise<void> {
+  const reason = action?.kind.startsWith('create') ? 'FailedCreate' : action?.kind.startsWith('delete') ? 'FailedDelete' : 'FailedUpdate';
+  const message = `${action ? describe(action) : 'write'}: ${err.status} ${err.reason}: ${err.message.replace(/^[A-Z]+ \S+: \d+ \w+: /, '')}`;
+  await ctx.event(`${reason}/${action ? describe(action) : ''}/${message}`, { type: 'Warning', reason, message });
+  const condition: Condition = {
+    type: CONDITION_REPLICA_FAILURE,
+    status: 'True',
+    reason,
+    message,
+    lastTransitionTime: rfc3339(ctx.now().getTime()),
+    observedGeneration: snapshot.neoset.metadata.generation ?? 0,
+  };
+  const previous = ctx.current.conditions?.find((c) => c.type === CONDITION_REPLICA_FAILURE);
+  if (previous && previous.reason === reason && previous.message === message) return; // said already: no write, no event loop
+  const conditions = [...(ctx.current.conditions ?? []).filter((c) => c.type !== CONDITION_REPLICA_FAILURE), condition];
+  await ctx.writeStatus({ ...ctx.current, conditions }, 'failure');
+}
+
+function describe(action: Action): string {
+  switch (action.kind) {
+    case 'createPod':
+      return `create Pod ${action.pod.metadata.name}`;
+    case 'createPVC':
+      return `create Claim ${action.pvc.metadata.name}`;
+    case 'createRevision':
+      return `create ControllerRevision ${action.revision.metadata.name}`;
+    case 'recordEvent':
+      return 'record Event';
+    case 'adoptPod':
+    case 'adoptRevision':
+      return `${action.kind} ${action.object.name}`;
+    case 'deleteRevision':
+      return `delete ControllerRevision ${action.revision.name}`;
+    case 'renumberRevision':
+      return `renumber ControllerRevision ${action.revision.name}`;
+    case 'setPVCOwners':
+      return `set owners of Claim ${action.pvc.name}`;
+    default:
+      return `${action.kind} ${action.pod.name}`;
   }
 }
 
 interface Ctx {
-  rv: (ref: ObjectRef) => string;
-  wrote: (ref: ObjectRef, result: { metadata?: ObjectMeta } | undefined) => void;
   event: (key: string, spec: EventSpec) => Promise<void>;
   now: () => Date;
   snapshot: Snapshot;
@@ -73,93 +173,97 @@ interface Ctx {
 
 type Written = { metadata?: ObjectMeta } | undefined;
 
+const metaOf = (ref: ObjectRef) => ({ resourceVersion: ref.resourceVersion });
+const preconditions = (ref: ObjectRef) => ({ kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: ref.uid, resourceVersion: ref.resourceVersion } });
+const keyOf = (kind: string, result: Written) => `${kind}/${result?.metadata?.uid}/${result?.metadata?.resourceVersion}`;
+
 async function applyAction(client: KubeClient, ns: string, action: Action, ctx: Ctx): Promise<void> {
-  const meta = (ref: ObjectRef) => ({ resourceVersion: ctx.rv(ref) });
-  const preconditions = (ref: ObjectRef) => ({ kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: ref.uid, resourceVersion: ctx.rv(ref) } });
-  const keyOf = (kind: string, result: Written) => `${kind}/${result?.metadata?.uid}/${result?.metadata?.resourceVersion}`;
+  const patchPod = (ref: ObjectRef, body: Record<string, unknown>, patch: 'merge' | 'strategic' = 'merge') =>
+    client.request<Written>('PATCH', paths.pod(ns, ref.name), { patch, body: { ...body, metadata: { ...metaOf(ref), ...(body.metadata as object) } } });
 
   switch (action.kind) {
     case 'createRevision': {
-      const r = await client.request<Written>('POST', paths.revisions(ns), { body: { apiVersion: 'apps/v1', kind: 'ControllerRevision', ...action.revision } });
+      const r = await createOrAdopt(client, ctx, paths.revisions(ns), paths.revision(ns, action.revision.metadata.name), { apiVersion: 'apps/v1', kind: 'ControllerRevision', ...action.revision });
       return ctx.event(keyOf(action.kind, r), action.event);
     }
     case 'renumberRevision': {
       const r = await client.request<Written>('PATCH', paths.revision(ns, action.revision.name), {
         patch: 'merge',
-        body: { metadata: meta(action.revision), revision: action.number },
+        body: { metadata: metaOf(action.revision), revision: action.number },
       });
-      ctx.wrote(action.revision, r);
       return ctx.event(keyOf(action.kind, r), action.event);
     }
     case 'deleteRevision':
       await client.request('DELETE', paths.revision(ns, action.revision.name), { body: preconditions(action.revision) });
       return;
     case 'createPVC': {
-      const r = await client.request<Written>('POST', paths.pvcs(ns), { body: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...action.pvc } });
+      const r = await createOrAdopt(client, ctx, paths.pvcs(ns), paths.pvc(ns, action.pvc.metadata.name), { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...action.pvc });
       return ctx.event(keyOf(action.kind, r), action.event);
     }
-    case 'setPVCOwners': {
-      const r = await client.request<Written>('PATCH', paths.pvc(ns, action.pvc.name), {
+    case 'setPVCOwners':
+      await client.request<Written>('PATCH', paths.pvc(ns, action.pvc.name), {
         patch: 'merge',
-        body: { metadata: { ...meta(action.pvc), ownerReferences: action.ownerReferences } },
+        body: { metadata: { ...metaOf(action.pvc), ownerReferences: action.ownerReferences } },
       });
-      ctx.wrote(action.pvc, r);
       return;
-    }
     case 'createPod': {
-      const r = await client.request<Written>('POST', paths.pods(ns), { body: { apiVersion: 'v1', kind: 'Pod', ...action.pod } });
+      const r = await createOrAdopt(client, ctx, paths.pods(ns), paths.pod(ns, action.pod.metadata.name), { apiVersion: 'v1', kind: 'Pod', ...action.pod });
       return ctx.event(keyOf(action.kind, r), action.event);
     }
     case 'deletePod': {
       await client.request('DELETE', paths.pod(ns, action.pod.name), { body: preconditions(action.pod) });
       return ctx.event(`${action.kind}/${action.pod.uid}`, action.event);
     }
-    case 'markDraining': {
-      const r = await client.request<Written>('PATCH', paths.pod(ns, action.pod.name), {
+    case 'adoptPod':
+    case 'adoptRevision': {
+      const path = action.kind === 'adoptPod' ? paths.pod(ns, action.object.name) : paths.revision(ns, action.object.name);
+      const r = await client.request<Written>('PATCH', path, {
         patch: 'merge',
-        body: { metadata: { ...meta(action.pod), annotations: { [ANNOTATION_INPLACE_STATE]: JSON.stringify(action.state) } } },
+        body: { metadata: { ...metaOf(action.object), ownerReferences: action.ownerReferences } },
       });
-      ctx.wrote(action.pod, r);
       return ctx.event(keyOf(action.kind, r), action.event);
     }
+    case 'markDraining': {
+      const r = await patchPod(action.pod, { metadata: { annotations: { [ANNOTATION_INPLACE_STATE]: JSON.stringify(action.state) } } });
+      return ctx.event(keyOf(action.kind, r), action.event);
+    }
+    case 'restartDeadline': {
+      const r = await patchPod(action.pod, { metadata: { annotations: { [ANNOTATION_INPLACE_STATE]: JSON.stringify(action.state) } } });
+      return ctx.event(keyOf(action.kind, r), action.event);
+    }
+    case 'releaseClaim':
+      await patchPod(action.pod, { metadata: { annotations: { [ANNOTATION_CLAIM_RELEASED]: rfc3339(ctx.now().getTime()) } } });
+      return;
     case 'setInPlaceReady': {
-      // pods/status with a strategic merge patch: conditions merge by type (SPEC §8).
-      const r = await client.request<Written>('PATCH', paths.podStatus(ns, action.pod.name), {
+      // pods/status with a strategic merge patch: conditions merge by type (SPEC §8). The time of a
+      // drain (False) is rounded up to the second, so that a grace period counted from it is never short.
+      const at = action.status === 'False' ? rfc3339Ceil(ctx.now().getTime()) : rfc3339(ctx.now().getTime());
+      await client.request<Written>('PATCH', paths.podStatus(ns, action.pod.name), {
         patch: 'strategic',
         body: {
-          metadata: meta(action.pod),
-          status: {
-            conditions: [
-              { type: CONDITION_INPLACE_READY, status: action.status, reason: action.reason, message: action.message, lastTransitionTime: rfc3339(ctx.now()) },
-            ],
-          },
+          metadata: metaOf(action.pod),
+          status: { conditions: [{ type: CONDITION_INPLACE_READY, status: action.status, reason: action.reason, message: action.message, lastTransitionTime: at }] },
         },
       });
-      ctx.wrote(action.pod, r);
       return;
     }
     case 'patchImages': {
-      const r = await client.request<Written>('PATCH', paths.pod(ns, action.pod.name), {
-        patch: 'strategic',
-        body: {
+      const r = await patchPod(
+        action.pod,
+        {
           metadata: {
-            ...meta(action.pod),
             // Template label/annotation changes travel with the images (null removes one).
             labels: { ...action.labels, [LABEL_REVISION_HASH]: action.revision },
             annotations: { ...action.annotations, [ANNOTATION_INPLACE_STATE]: JSON.stringify(action.state) },
           },
           spec: { containers: Object.entries(action.images).map(([name, image]) => ({ name, image })) },
         },
-      });
-      ctx.wrote(action.pod, r);
+        'strategic',
+      );
       return ctx.event(keyOf(action.kind, r), action.event);
     }
     case 'finishInPlaceUpdate': {
-      const r = await client.request<Written>('PATCH', paths.pod(ns, action.pod.name), {
-        patch: 'merge',
-        body: { metadata: { ...meta(action.pod), annotations: { [ANNOTATION_INPLACE_STATE]: null } } },
-      });
-      ctx.wrote(action.pod, r);
+      const r = await patchPod(action.pod, { metadata: { annotations: { [ANNOTATION_INPLACE_STATE]: null } } });
       // Observed by the one writer whose conditional write succeeded: once per update.
       // An aborted drain changed no image: it is not an update duration.
       const { neoset } = ctx.snapshot;
@@ -171,7 +275,42 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
   }
 }
 
-const rfc3339 = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+type Created = Pod | PersistentVolumeClaim | ControllerRevision;
+
+/**
+ * POST; on AlreadyExists, what the StatefulSet controller does: ours already (another decision won
+ * the race) → a conflict; a claim of that name → used, labelled as ours so later snapshots list it
+ * (claims are matched by name, §4.1); an orphan revision with our template → adopted; anything else
+ * → refused, reported with the API server's words (NameTakenError).
+ */
+async function createOrAdopt(client: KubeClient, ctx: Ctx, collection: string, path: string, body: Created): Promise<Written> {
+  try {
+    return await client.request<Written>('POST', collection, { body });
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.reason !== 'AlreadyExists') throw err;
+    const { neoset } = ctx.snapshot;
+    const existing = await client.request<Created>('GET', path);
+    const control = controlOf(neoset, existing);
+    if (control === 'ours') throw err; // a race: a conflict
+    if (body.kind === 'PersistentVolumeClaim' && !existing.metadata.deletionTimestamp) {
+      if (existing.metadata.labels?.[LABEL_NEOSET_NAME] === neoset.metadata.name) return existing;
+      return client.request<Written>('PATCH', path, {
+        patch: 'merge',
+        body: { metadata: { resourceVersion: existing.metadata.resourceVersion, labels: { [LABEL_NEOSET_NAME]: neoset.metadata.name } } },
+      });
+    }
+    const revision = existing as ControllerRevision;
+    if (body.kind === 'ControllerRevision' && control === 'orphan' && sameJson(revision.data?.spec?.template, (body as ControllerRevision).data.spec.template)) {
+      return client.request<Written>('PATCH', path, {
+        patch: 'merge',
+        body: { metadata: { resourceVersion: existing.metadata.resourceVersion, ownerReferences: [...(existing.metadata.ownerReferences ?? []), ...(body.metadata.ownerReferences ?? [])] } },
+      });
+    }
+    const owner = existing.metadata.ownerReferences?.find((r) => r.controller);
+    const why = owner ? `controlled by ${owner.kind} ${owner.name}` : control === 'orphan' ? 'a different object' : 'not selected by spec.selector';
+    throw new NameTakenError(err.verb, err.path, err.status, err.reason, `${body.kind} ${body.metadata.name} already exists and cannot be adopted (${why})`);
+  }
+}
 
 /**
  * Records a core/v1 Event on the NeoSet (so `kubectl describe neo` tells the story). The name is
@@ -181,7 +320,7 @@ async function recordEvent(client: KubeClient, snapshot: Snapshot, key: string, 
   const { neoset } = snapshot;
   const ns = neoset.metadata.namespace ?? 'default';
   const digest = createHash('sha256').update(`${neoset.metadata.uid}/${key}`).digest('hex').slice(0, 16);
-  const time = rfc3339(now);
+  const time = rfc3339(now.getTime());
   try {
     await client.request('POST', paths.events(ns), {
       body: {

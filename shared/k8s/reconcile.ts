@@ -6,7 +6,7 @@ import type { Plan } from '../core/plan.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import type { Target } from '../events/target.ts';
 import { reconcileDuration, reconcileTotal } from '../metrics/registry.ts';
-import { applyPlan } from './apply.ts';
+import { applyPlan, writtenBefore } from './apply.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
 import { InvalidNeoSetError, listNeoSets, readSnapshot } from './snapshot-reader.ts';
@@ -18,7 +18,8 @@ export interface NeoSetKey {
 
 export interface Outcome {
   neoset: string;
-  result: 'ok' | 'conflict' | 'gone' | 'invalid' | 'error';
+  /** 'failed': the API server refused a write; reported on the NeoSet (Event, condition), not worth a redelivery. */
+  result: 'ok' | 'conflict' | 'failed' | 'gone' | 'invalid' | 'error';
   actions: string[];
   statusWritten: boolean;
   requeueAfter: number | null;
@@ -68,15 +69,16 @@ export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: 
       const applied = await applyPlan(client, snapshot, plan, { now });
       return {
         neoset: id,
-        result: applied.outcome === 'conflict' ? 'conflict' : 'ok',
+        result: applied.outcome === 'applied' ? 'ok' : applied.outcome,
         actions: applied.written,
         statusWritten: applied.statusWritten,
         requeueAfter: plan.requeueAfter,
+        ...(applied.error ? { error: applied.error.message } : {}),
       };
     } catch (err) {
       if (err instanceof InvalidNeoSetError) return { neoset: id, result: 'invalid', actions: [], statusWritten: false, requeueAfter: null, error: err.message };
       const transient = err instanceof ApiError ? err.isTransient : false;
-      return { neoset: id, result: 'error', actions: [], statusWritten: false, requeueAfter: null, error: (err as Error).message, transient };
+      return { neoset: id, result: 'error', actions: writtenBefore(err), statusWritten: false, requeueAfter: null, error: (err as Error).message, transient };
     }
   })();
   stop();

@@ -1,4 +1,8 @@
-// Reads the Snapshot that decide() needs: the NeoSet and the objects it owns, in four parallel reads.
+// Reads the Snapshot that decide() needs (§2.0): the children first — pods and revisions carrying
+// the NeoSet's label, in parallel — and the NeoSet last, so that a claim another decision wrote
+// after our pod read is in the status we read; then the claims (PVCs) only when the spec has claim
+// templates. Which children are the NeoSet's own, and which orphans it adopts, is the core's call
+// (observed.ts controlOf): labels alone can be forged.
 import { z } from 'zod';
 import { LABEL_NEOSET_NAME } from '../api/names.ts';
 import { NeoSet } from '../api/neoset.ts';
@@ -19,35 +23,24 @@ interface List<T> {
   items: T[];
 }
 
-/** Objects the NeoSet controls: a controller ownerReference with its uid (labels alone can be forged). */
-const ownedBy = (uid: string | undefined) => (o: { metadata: ObjectMeta }) =>
-  o.metadata.ownerReferences?.some((r) => r.uid === uid && r.controller) ?? false;
-
 /** The snapshot of one NeoSet, or null when it does not exist. */
 export async function readSnapshot(client: KubeClient, namespace: string, name: string): Promise<Snapshot | null> {
-  const labelSelector = `${LABEL_NEOSET_NAME}=${name}`;
-  const query = { labelSelector };
-  const [raw, pods, revisions, pvcs] = await Promise.all([
-    client.request<unknown>('GET', paths.neoset(namespace, name)).catch((err) => {
-      if (err.isNotFound) return null;
-      throw err;
-    }),
+  const query = { labelSelector: `${LABEL_NEOSET_NAME}=${name}` };
+  const [pods, revisions] = await Promise.all([
     client.request<List<Pod>>('GET', paths.pods(namespace), { query }),
     client.request<List<ControllerRevision>>('GET', paths.revisions(namespace), { query }),
-    client.request<List<PersistentVolumeClaim>>('GET', paths.pvcs(namespace), { query }),
   ]);
+  const raw = await client.request<unknown>('GET', paths.neoset(namespace, name)).catch((err) => {
+    if (err.isNotFound) return null;
+    throw err;
+  });
   if (raw === null) return null;
   const parsed = NeoSet.safeParse(raw);
   if (!parsed.success) throw new InvalidNeoSetError(namespace, name, parsed.error);
   const neoset = parsed.data;
-  const owned = ownedBy(neoset.metadata.uid);
-  return {
-    neoset,
-    pods: pods.items.filter(owned),
-    revisions: revisions.items.filter(owned),
-    // PVCs outlive their owner on Retain, so they are matched by label, as StatefulSet matches by name.
-    pvcs: pvcs.items,
-  };
+  // PVCs outlive their owner on Retain, so they are matched by label (given by name on AlreadyExists, apply.ts).
+  const pvcs = neoset.spec.volumeClaimTemplates.length === 0 ? [] : (await client.request<List<PersistentVolumeClaim>>('GET', paths.pvcs(namespace), { query })).items;
+  return { neoset, pods: pods.items, revisions: revisions.items, pvcs };
 }
 
 /** Every NeoSet in the cluster (namespace undefined) or one namespace, as [namespace, name] pairs. */

@@ -5,9 +5,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 import { decide } from '../../shared/core/decide.ts';
-import { checkInvariants } from '../../shared/core/invariants.ts';
-import type { Observation } from '../../shared/core/invariant-view.ts';
-import { World, type WorldObservation } from './world.ts';
+import { checkInvariants } from '../oracle/index.ts';
+import type { Observation } from '../oracle/index.ts';
+import { BAD_IMAGE_MARK, World, type WorldObservation } from './world.ts';
 
 const ordinal = fc.nat(7);
 const edit = fc.oneof(
@@ -144,9 +144,16 @@ export function describePods(w: World): string {
     .join(' ');
 }
 
-/** The user's last word: a healthy image, no partition, no pause, a strategy that moves pods. */
+/**
+ * The user's last word: a healthy image, no partition, no pause, a strategy that moves pods. When
+ * the stable revision itself is broken, its pods are unavailable on currentRevision — not a rescue
+ * (§4.4 revised) — and the budget is spent: the user lifts maxUnavailable (a native StatefulSet
+ * needs a forced rollback there).
+ */
 function finalEdit(w: World): void {
+  const brokenStable = w.neoset.status?.currentImage?.includes(BAD_IMAGE_MARK) ?? false;
   w.edit((s) => {
+    if (brokenStable) s.updateStrategy.maxUnavailable = '100%';
     s.template.spec.containers[0].image = 'nginx:v9';
     s.updateStrategy.partition = 0;
     s.updateStrategy.pause = false;

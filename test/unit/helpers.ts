@@ -21,6 +21,9 @@ export function steps(plan: Plan | Action[]): string[] {
         return a.kind;
       case 'recordEvent':
         return `${a.kind}:${a.event.reason}`;
+      case 'adoptPod':
+      case 'adoptRevision':
+        return `${a.kind}:${a.object.name}`;
       default:
         return `${a.kind}:${a.pod.name}`;
     }

@@ -33,9 +33,9 @@ describe('in-place update of one pod', () => {
     expect(steps(r1.plan)).toEqual(['createRevision', 'markDraining:web-0']);
     expect(r1.plan.actions[1]).toMatchObject({
       kind: 'markDraining',
-      state: { revision: v2, phase: 'Draining', generation: 2, drainStartedAt: '2025-01-01T00:00:00Z' },
+      state: { revision: v2, phase: 'Draining', drainStartedAt: '2025-01-01T00:00:00Z' },
     });
-    expect(r1.plan.status!.currentUpdatePods).toEqual([]);
+    expect(r1.plan.status!.currentUpdatePods).toEqual(['web-0']); // claimed (§2.0)
 
     // 1b: the annotation is there, the gate is still True -> False
     expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'False', reason: 'InPlaceUpdateDraining' });
@@ -60,8 +60,8 @@ describe('in-place update of one pod', () => {
       state: {
         revision: v2,
         phase: 'Updating',
-        generation: 2,
         drainStartedAt: '2025-01-01T00:00:00Z',
+        readiness: 'Probe',
         startedAt: '2025-01-01T00:00:10Z',
         targetImages: { app: 'nginx:v2' },
         previousImageIDs: { app: before.imageID },
@@ -172,25 +172,36 @@ describe('in-place update of one pod', () => {
     expect(state(w, 0)).toBeNull();
   });
 
-  it('the deadline restarts when the NeoSet generation changes (toggling pause retries)', () => {
-    const w = settled({ replicas: 1, updateStrategy: { inPlaceUpdateStrategy: { timeoutSeconds: 60 } } });
+  it('the deadline restarts when pause is toggled (the user retries), not on a scale or a promote', () => {
+    const w = settled({ replicas: 2, updateStrategy: { inPlaceUpdateStrategy: { timeoutSeconds: 60 } } });
     w.setImage('nginx:crash');
     w.run(6, 0);
     w.advance(120);
     expect(plan(w).status?.phase ?? w.neoset.status!.phase).toBe('Failed');
     w.reconcile();
+    // An HPA or `kubectl scale` changes the generation, not the deadline: still Failed.
+    w.edit((s) => void (s.replicas = 3));
+    w.reconcile();
+    w.advance(1);
+    w.edit((s) => void (s.updateStrategy.partition = 1));
+    expect(steps(plan(w))).not.toContain('restartDeadline:web-1');
+    expect(plan(w).status!.phase).toBe('Failed');
+    // Toggling pause, each edge seen by a decision, restarts it.
+    w.edit((s) => void (s.updateStrategy.partition = 0));
     w.edit((s) => void (s.updateStrategy.pause = true));
-    w.edit((s) => void (s.updateStrategy.pause = false));
-    const restart = only(w);
+    w.reconcile();
+    w.advance(1);
+    const restart = plan(w).actions.find((a) => a.kind === 'restartDeadline');
     expect(restart).toMatchObject({
-      kind: 'patchImages',
-      images: { app: 'nginx:crash' },
-      state: { phase: 'Updating', generation: 4, startedAt: '2025-01-01T00:02:00Z' },
+      kind: 'restartDeadline',
+      pod: { name: 'web-1' },
+      state: { phase: 'Updating', startedAt: '2025-01-01T00:02:02Z' },
       event: { reason: 'InPlaceUpdateDeadlineRestarted' },
     });
+    w.reconcile();
+    w.edit((s) => void (s.updateStrategy.pause = false));
     const r = w.reconcile();
     expect(r.plan.status?.phase).not.toBe('Failed');
-    expect(plan(w).status?.phase ?? w.neoset.status!.phase).toBe('RollingOut');
   });
 
   it('a new updateRevision re-targets a pod mid-update from its current state (rollback of a stuck pod)', () => {

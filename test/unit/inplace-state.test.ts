@@ -7,7 +7,7 @@ describe('the in-place state annotation', () => {
     const state: InPlaceState = {
       revision: 'web-abc',
       phase: 'Updating',
-      generation: 3,
+      readiness: 'Ready',
       drainStartedAt: '2025-01-01T00:00:00Z',
       startedAt: '2025-01-01T00:00:05Z',
       targetImages: { app: 'nginx:v2' },

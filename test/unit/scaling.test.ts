@@ -149,6 +149,6 @@ describe('a NeoSet being deleted', () => {
     const w = settled({ replicas: 2 });
     w.edit((s) => void (s.replicas = 5));
     w.neoset.metadata.deletionTimestamp = '2025-01-01T00:00:00Z';
-    expect(decide(w.snapshot(), new Date(w.now))).toEqual({ actions: [], status: null, requeueAfter: null });
+    expect(decide(w.snapshot(), new Date(w.now))).toEqual({ actions: [], claim: false, status: null, requeueAfter: null });
   });
 });

@@ -5,6 +5,9 @@ import { resolveMaxUnavailable } from '../../shared/core/budget.ts';
 import { NeoSetSpec } from '../../shared/api/neoset.ts';
 import { imagesOfPods, plan, revisionsOfPods, settled, steps, uids } from './helpers.ts';
 import { World } from './world.ts';
+import { podInPlaceState } from '../../shared/core/inplace-state.ts';
+
+const state = (w: World, i: number) => podInPlaceState(w.pod(i)!);
 
 const withEnv = (value: string) => (s: Parameters<Parameters<ReturnType<typeof settled>['edit']>[0]>[0]) => {
   s.template.spec.containers[0].env = [{ name: 'MODE', value }];
@@ -147,31 +150,80 @@ describe('rescue: a pod already unavailable is updated first, outside the budget
     expect(w.neoset.status).toMatchObject({ phase: 'Completed', currentRevision: v1 });
   });
 
-  it('fixing forward from a broken stable revision: every unavailable pod is taken at once', () => {
-    const w = new World({ replicas: 3, image: 'nginx:crash-stable', podManagementPolicy: 'Parallel' });
-    w.run(6, 0);
-    expect(w.neoset.status!.currentRevision).toBe(w.neoset.status!.updateRevision);
-    expect(w.neoset.status!.readyReplicas).toBe(0);
-    w.setImage('nginx:v2');
+  it('rolling back: every pod stuck on the abandoned revision is taken at once, outside the budget', () => {
+    // ReCreate: the broken pods are new pods on the broken revision, with no update in flight.
+    const w = settled({ replicas: 4, podManagementPolicy: 'Parallel', updateStrategy: { type: 'ReCreate', maxUnavailable: 2 } });
+    w.setImage('nginx:crash');
+    w.run(10, 0);
+    expect(imagesOfPods(w)).toEqual(['nginx:v1', 'nginx:v1', 'nginx:crash', 'nginx:crash']);
+    expect([2, 3].map((i) => state(w, i))).toEqual([null, null]);
+    w.rollbackTo(1); // revision 1 again: the crash revision is abandoned
+    w.kubeletUnready('web-1'); // and a pod on the stable revision has trouble: it waits
     const p = plan(w);
-    expect(steps(p)).toEqual(['createRevision', 'markDraining:web-2', 'markDraining:web-1', 'markDraining:web-0']);
-    expect(p.actions.slice(1).every((a) => a.kind === 'markDraining' && a.state.rescue === true)).toBe(true);
+    expect(steps(p).filter((s) => s.startsWith('markDraining'))).toEqual(['markDraining:web-3', 'markDraining:web-2']);
+    expect(p.actions.find((a) => a.kind === 'markDraining')).toMatchObject({ event: { message: expect.stringContaining('rescue') } });
   });
 
-  it('rescue respects pause and partition', () => {
-    const w = settled({ replicas: 3 });
-    w.kubeletUnready('web-0');
-    w.kubeletUnready('web-2');
-    w.edit((s) => {
-      s.template.spec.containers[0].image = 'nginx:v2';
-      s.updateStrategy.partition = 1;
-      s.updateStrategy.pause = true;
-    });
-    expect(steps(plan(w))).toEqual(['createRevision']);
+  it('fixing forward: pods stuck on the broken revision are rescued toward the new one', () => {
+    const w = settled({ replicas: 3, podManagementPolicy: 'Parallel', updateStrategy: { maxUnavailable: 1 } });
+    w.setImage('nginx:crash');
+    w.run(8, 0);
+    expect(imagesOfPods(w)).toEqual(['nginx:v1', 'nginx:v1', 'nginx:crash']);
+    w.setImage('nginx:v3');
+    const p = plan(w);
+    expect(steps(p)).toEqual(['createRevision', 'markDraining:web-2']);
     w.reconcile();
+    expect(w.settle()).toBeGreaterThanOrEqual(0);
+    expect(imagesOfPods(w)).toEqual(['nginx:v3', 'nginx:v3', 'nginx:v3']);
+  });
+});
+
+describe('nothing else bypasses the budget (SPEC §4.4 Rescue [revised])', () => {
+  it('a Pending pod just created on currentRevision during a rollout waits for the budget', () => {
+    const w = settled({ replicas: 5, updateStrategy: { maxUnavailable: 1 } });
+    w.setImage('nginx:v2');
+    w.reconcile(); // web-4 starts: the budget is spent
+    w.userDelete('web-1');
+    w.kubeletSync('web-1'); // gone
+    w.reconcile(); // recreated on the stable revision, Pending
+    const stable = w.neoset.status!.currentRevision;
+    expect(w.revisionOf(1)).toBe(stable);
+    expect(w.pod(1)!.status!.phase).toBe('Pending');
+    expect(steps(plan(w))).not.toContain('markDraining:web-1');
+  });
+
+  it('Ready pods inside minReadySeconds are unavailable: they are not all drained at once', () => {
+    // The report: minReadySeconds 3, maxUnavailable 2, three pods Ready for less than 3 s.
+    const w = new World({ replicas: 3, podManagementPolicy: 'Parallel', minReadySeconds: 3, updateStrategy: { maxUnavailable: 2 } });
+    w.kubeletSettle(0);
+    w.run(3, 0); // created, running, Ready — for 0 s
+    expect(w.pod(2)!.status!.conditions!.find((c) => c.type === 'Ready')?.status).toBe('True');
+    w.setImage('nginx:v2');
+    expect(steps(plan(w)).filter((s) => s.startsWith('markDraining'))).toEqual([]);
+    w.advance(3);
+    expect(steps(plan(w)).filter((s) => s.startsWith('markDraining'))).toEqual(['markDraining:web-2', 'markDraining:web-1']);
+  });
+
+  it('pods a node reboot made unready while the rollout is Failed do not get the broken image', () => {
+    const w = settled({ replicas: 3, updateStrategy: { maxUnavailable: 1, inPlaceUpdateStrategy: { timeoutSeconds: 30 } } });
+    w.setImage('nginx:crash');
+    w.run(8, 0);
+    w.advance(31);
+    w.reconcile();
+    expect(w.neoset.status!.phase).toBe('Failed');
+    w.kubeletUnready('web-0');
+    w.kubeletUnready('web-1');
+    expect(steps(plan(w)).filter((s) => s.startsWith('markDraining'))).toEqual([]);
+  });
+
+  it('nothing at all starts while paused, rescues included', () => {
+    const w = settled({ replicas: 3, podManagementPolicy: 'Parallel', updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } });
+    w.setImage('nginx:crash');
+    w.run(8, 0);
+    w.edit((s) => void (s.updateStrategy.pause = true));
+    w.rollbackTo(1); // web-2 now stuck on an abandoned revision: a rescue, but paused
+    expect(steps(plan(w)).filter((s) => s.startsWith('markDraining'))).toEqual([]);
     w.edit((s) => void (s.updateStrategy.pause = false));
-    const resumed = plan(w);
-    expect(steps(resumed)).toEqual(['markDraining:web-2']); // web-0 is below partition: it waits
-    expect(resumed.actions[0]).toMatchObject({ state: { rescue: true } });
+    expect(steps(plan(w)).filter((s) => s.startsWith('markDraining'))).toEqual(['markDraining:web-2']);
   });
 });

@@ -6,7 +6,7 @@
 import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 import { NeoSet, type NeoSetSpecInput } from '../../shared/api/neoset.ts';
 import { decide } from '../../shared/core/decide.ts';
-import type { Observation } from '../../shared/core/invariant-view.ts';
+import type { Observation } from '../oracle/index.ts';
 import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../../shared/core/k8s.ts';
 import type { Action, ObjectRef, Plan } from '../../shared/core/plan.ts';
 import type { Snapshot } from '../../shared/core/snapshot.ts';
@@ -116,6 +116,13 @@ export class World {
     const snapshot = opts.snapshot ?? this.snapshot();
     const plan = decide(snapshot, new Date(this.now));
     const applied: Action[] = [];
+    if (plan.claim && plan.status) {
+      // §2.0: the claim first, conditional on the NeoSet's resourceVersion.
+      if (opts.crashAfter === 0) return { plan, applied, conflict: false, statusWritten: false };
+      if (this.neoset.metadata.resourceVersion !== snapshot.neoset.metadata.resourceVersion) return { plan, applied, conflict: true, statusWritten: false };
+      this.neoset.status = structuredClone(plan.status);
+      this.neoset.metadata.resourceVersion = this.nextRv();
+    }
     for (const action of plan.actions) {
       if (opts.crashAfter !== undefined && applied.length >= opts.crashAfter) return { plan, applied, conflict: false, statusWritten: false };
       if (!this.apply(action)) return { plan, applied, conflict: true, statusWritten: false };
@@ -123,7 +130,7 @@ export class World {
     }
     // crashAfter >= the number of actions: the crash comes before the status write
     if (opts.crashAfter !== undefined) return { plan, applied, conflict: false, statusWritten: false };
-    if (plan.status) {
+    if (plan.status && !plan.claim) {
       this.neoset.status = structuredClone(plan.status);
       this.neoset.metadata.resourceVersion = this.nextRv();
     }
@@ -198,6 +205,22 @@ export class World {
         return this.#write(this.pods, a.pod, (p) => {
           const { [ANNOTATION_INPLACE_STATE]: _, ...rest } = p.metadata.annotations ?? {};
           p.metadata.annotations = rest;
+        });
+      case 'restartDeadline':
+        return this.#write(this.pods, a.pod, (p) => {
+          p.metadata.annotations = { ...p.metadata.annotations, [ANNOTATION_INPLACE_STATE]: JSON.stringify(a.state) };
+        });
+      case 'releaseClaim':
+        return this.#write(this.pods, a.pod, (p) => {
+          p.metadata.annotations = { ...p.metadata.annotations, 'neoset.neo.io/claim-released': rfc3339(this.now) };
+        });
+      case 'adoptPod':
+        return this.#write(this.pods, a.object, (p) => {
+          p.metadata.ownerReferences = structuredClone(a.ownerReferences);
+        });
+      case 'adoptRevision':
+        return this.#write(this.revisions, a.object, (r) => {
+          r.metadata.ownerReferences = structuredClone(a.ownerReferences);
         });
       case 'recordEvent':
         this.events.set(a.key, (this.events.get(a.key) ?? 0) + 1);
