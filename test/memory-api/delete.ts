@@ -2,7 +2,7 @@
 // (uid first, then resourceVersion; a mismatch is a 409). A Pod is deleted gracefully
 // (podStrategy.CheckGracefulDelete): it gets a deletionTimestamp and stays until its kubelet removes
 // it — unless it was never scheduled or has already finished, when it goes at once. Other objects go
-// at once (none of NeoSet's carry finalizers here).
+// at once, unless they carry finalizers: then they terminate until an update removes the last one.
 import { isPlainObject } from '../../shared/admission/json.ts';
 import { conflict } from './errors.ts';
 import { RESOURCES, type Resource, type Target } from './resources.ts';
@@ -56,6 +56,15 @@ export function deleteObject(store: Store, resource: Resource, old: KubeObject, 
       if (next.metadata.generation !== undefined) next.metadata.generation += 1;
       return store.put(resource, next);
     }
+  }
+  if (((old.metadata.finalizers as string[] | undefined) ?? []).length > 0) {
+    // Kept until its finalizers are removed (registry store markAsDeleting): terminating now, grace 0.
+    if (old.metadata.deletionTimestamp && old.metadata.deletionGracePeriodSeconds === 0) return old;
+    const next = structuredClone(old);
+    if (!next.metadata.deletionTimestamp && next.metadata.generation !== undefined) next.metadata.generation += 1;
+    next.metadata.deletionTimestamp = store.timestamp();
+    next.metadata.deletionGracePeriodSeconds = 0;
+    return store.put(resource, next);
   }
   store.remove(resource, namespace, name);
   if (resource === 'pods' || resource === 'neosets') return old;

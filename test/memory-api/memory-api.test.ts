@@ -353,6 +353,16 @@ describe('delete and garbage collection', () => {
     expect(api.store.list('controllerrevisions')).toEqual([]);
   });
 
+  it('a finalizer holds a deleted object, terminating, until an update removes the last one', async () => {
+    const { api, req } = setup();
+    await req('POST', paths.pvcs(NS), { body: { metadata: { name: 'data', finalizers: ['kubernetes.io/pvc-protection'] }, spec: {} } });
+    const held = await req('DELETE', paths.pvc(NS, 'data'));
+    expect(held.metadata).toMatchObject({ deletionTimestamp: '2025-01-01T00:00:00Z', deletionGracePeriodSeconds: 0 });
+    expect(await req('DELETE', paths.pvc(NS, 'data'))).toEqual(held);
+    await req('PATCH', paths.pvc(NS, 'data'), { patch: 'merge', body: { metadata: { finalizers: null } } });
+    expect(api.store.get('persistentvolumeclaims', NS, 'data')).toBeUndefined();
+  });
+
   it('collectGarbage deletes what every owner of is gone, in cascade, pods gracefully', async () => {
     const { api, req } = setup();
     const set = await req('POST', paths.neosets(NS), { body: neosetBody() });

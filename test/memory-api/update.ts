@@ -75,6 +75,13 @@ export function update(store: Store, t: Target, body: unknown, opts: { patch?: b
   }
   if (generationChanged(info.generation, old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1;
   if (jsonEqual(next, old)) return old;
+  // The update that removes the last finalizer of an object being deleted deletes it (store.go
+  // shouldDeleteDuringUpdate).
+  const { deletionTimestamp, deletionGracePeriodSeconds, finalizers } = next.metadata;
+  if (deletionTimestamp && deletionGracePeriodSeconds === 0 && !(finalizers as string[] | undefined)?.length) {
+    store.remove(info.plural as Resource, t.namespace!, name!);
+    return next;
+  }
   return store.put(info.plural as Resource, next);
 }
 
