@@ -168,6 +168,9 @@ describe('create, read, conflict', () => {
     await req('POST', paths.neosets('two'), { body: { ...neosetBody('y'), metadata: { name: 'y' } } });
     const all = await req<{ items: KubeObject[] }>('GET', paths.neosets());
     expect(all.items.map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual(['one/x', 'two/y']);
+    await req('POST', paths.pods('other'), { body: podBody('z') });
+    const pods = await req<{ items: KubeObject[] }>('GET', '/api/v1/pods', { query: { labelSelector: 'app=web' } });
+    expect(pods.items.map((p) => `${p.metadata.namespace}/${p.metadata.name}`)).toEqual(['default/a', 'default/b', 'other/z']);
   });
 
   it('parses every selector form into requirements', () => {
