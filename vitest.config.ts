@@ -9,7 +9,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts', 'test/memory-api/**/*.test.ts', 'shared/**/*.test.ts', 'functions/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts', 'test/oracle/**/*.test.ts', 'test/memory-api/**/*.test.ts', 'shared/**/*.test.ts', 'functions/**/*.test.ts'],
           environment: 'node',
         },
       },

@@ -1,0 +1,393 @@
+// The oracle (SPEC §7) flags each kind of bad state or transition and stays quiet on good ones —
+// including when, as in the e2e tests, it only gets the NeoSet and its pods. The worlds are built by
+// hand where the rule is about a decision, so that a case does not depend on what the core decides.
+import { describe, expect, it } from 'vitest';
+import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
+import type { Pod } from '../../shared/core/k8s.ts';
+import { settled } from '../unit/helpers.ts';
+import type { World } from '../unit/world.ts';
+import { checkInvariants, type Invariant, type Observation } from './index.ts';
+
+const at = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+const found = (w: World, previous?: Observation): Invariant[] => checkInvariants({ ...w.observation(), previous }).map((v) => v.invariant);
+const update = (w: World) => w.neoset.status!.updateRevision!;
+const current = (w: World) => w.neoset.status!.currentRevision!;
+
+/** Writes a state annotation as the SPEC documents it (§4.4), Draining now unless told otherwise. */
+function inPlace(w: World, name: string, extra: Record<string, unknown> = {}): void {
+  const pod = w.pods.get(name)!;
+  const state = { revision: update(w), phase: 'Draining', drainStartedAt: at(w.now), ...extra };
+  pod.metadata.annotations = { ...pod.metadata.annotations, [ANNOTATION_INPLACE_STATE]: JSON.stringify(state) };
+}
+
+function setCondition(pod: Pod, type: string, status: 'True' | 'False', since: number): void {
+  const conditions = (pod.status!.conditions ??= []);
+  const c = conditions.find((x) => x.type === type);
+  if (c) Object.assign(c, { status, lastTransitionTime: at(since) });
+  else conditions.push({ type, status, lastTransitionTime: at(since) });
+}
+
+/** Stores the current spec.template as a new revision (§4.2) and names it in status as updateRevision. */
+function storeTemplate(w: World): string {
+  const first = [...w.revisions.values()][0];
+  const number = Math.max(...[...w.revisions.values()].map((r) => r.revision)) + 1;
+  const name = `web-r${number}`;
+  w.revisions.set(name, { ...structuredClone(first), metadata: { ...structuredClone(first.metadata), name, uid: name }, data: { spec: { template: structuredClone(w.neoset.spec.template) } }, revision: number });
+  w.neoset.status = { ...w.neoset.status, updateRevision: name };
+  return name;
+}
+
+/** A settled NeoSet with a new template stored as the update revision: a rollout in progress. */
+function rolling(spec: Parameters<typeof settled>[0] = {}): World {
+  const w = settled({ replicas: 4, ...spec });
+  w.setImage('nginx:v2');
+  storeTemplate(w);
+  return w;
+}
+
+/** A pod of `w` as a new object (another uid) on `revision`. */
+function newPodOn(w: World, ordinal: number, revision: string): void {
+  const pod = structuredClone(w.pod(0)!);
+  const name = `web-${ordinal}`;
+  pod.metadata = { ...pod.metadata, name, uid: `new-${ordinal}`, labels: { ...pod.metadata.labels, 'neoset.neo.io/pod-name': name, 'apps.kubernetes.io/pod-index': String(ordinal), [LABEL_REVISION_HASH]: revision } };
+  pod.metadata.annotations = {};
+  pod.spec = { ...pod.spec, hostname: name };
+  pod.status = { phase: 'Pending' };
+  w.pods.set(name, pod);
+}
+
+describe('oracle: every state', () => {
+  it('finds nothing along a correct rollout, with or without revisions, claims and time', () => {
+    const w = settled({ replicas: 3, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }] });
+    w.setImage('nginx:v2');
+    const all: Invariant[] = [];
+    w.settle(100, (previous, now) => {
+      all.push(...checkInvariants({ ...now, previous }).map((v) => v.invariant));
+      all.push(...checkInvariants({ neoset: now.neoset, pods: now.pods, previous: { neoset: previous.neoset, pods: previous.pods } }).map((v) => v.invariant));
+    });
+    expect(all).toEqual([]);
+  });
+
+  it('Malformed: a NeoSet that does not parse', () => {
+    expect(checkInvariants({ neoset: { kind: 'NeoSet' }, pods: [] })[0].invariant).toBe('Malformed');
+  });
+
+  it('Identity: a pod without the readiness gate, with another controller, or a name that is not an ordinal', () => {
+    const w = settled({ replicas: 2 });
+    w.pod(0)!.spec.readinessGates = [];
+    w.pod(1)!.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'web', uid: 'x', controller: true }];
+    w.pods.set('web-extra', { ...structuredClone(w.pod(0)!), metadata: { ...w.pod(0)!.metadata, name: 'web-extra' } });
+    expect(found(w)).toEqual(['Identity', 'Identity', 'Identity']);
+  });
+
+  it('RevisionInUse: a pod on a revision that is not stored', () => {
+    const w = settled({ replicas: 1 });
+    w.pod(0)!.metadata.labels![LABEL_REVISION_HASH] = 'web-pruned';
+    expect(found(w)).toEqual(['RevisionInUse']);
+  });
+
+  it('ClaimOwnership: the NeoSet as a claim\'s controller', () => {
+    const w = settled({ replicas: 1, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }] });
+    w.pvcs.get('d-web-0')!.metadata.ownerReferences = [{ apiVersion: 'neo.io/v1alpha1', kind: 'NeoSet', name: 'web', uid: 'neoset-uid', controller: true }];
+    expect(found(w)).toEqual(['ClaimOwnership']);
+  });
+
+  it('MaxUnavailable without a previous state: in-flight updates on wanted revisions count, a stuck pod\'s does not', () => {
+    const w = rolling({ updateStrategy: { maxUnavailable: 1 } });
+    inPlace(w, 'web-3');
+    expect(found(w)).toEqual([]);
+    inPlace(w, 'web-2');
+    expect(found(w)).toEqual(['MaxUnavailable']);
+    w.pod(2)!.metadata.labels![LABEL_REVISION_HASH] = 'web-abandoned';
+    w.revisions.set('web-abandoned', { ...structuredClone([...w.revisions.values()][0]), metadata: { name: 'web-abandoned' }, revision: 99 });
+    w.kubeletUnready('web-2');
+    expect(found(w)).toEqual([]);
+  });
+});
+
+describe('oracle: the budget and rescues (§4.4 revised)', () => {
+  it('MaxUnavailable: starting more updates than the budget leaves', () => {
+    const w = rolling({ updateStrategy: { maxUnavailable: 2 } });
+    w.kubeletUnready('web-0');
+    const previous = w.observation();
+    inPlace(w, 'web-3');
+    expect(found(w, previous)).toEqual([]);
+    inPlace(w, 'web-2');
+    expect(found(w, previous)).toEqual(['MaxUnavailable']);
+  });
+
+  it('MaxUnavailable holds under kubelet failures: pods failing is not the update\'s doing', () => {
+    const w = rolling({ updateStrategy: { maxUnavailable: 1 } });
+    const previous = w.observation();
+    for (const name of ['web-0', 'web-1', 'web-2']) w.kubeletUnready(name);
+    expect(found(w, previous)).toEqual([]);
+  });
+
+  it('a rescue-eligible start outside the budget passes: not Ready, on neither current nor update revision', () => {
+    const w = rolling({ updateStrategy: { maxUnavailable: 1 } });
+    const broken = update(w);
+    w.pod(2)!.metadata.labels![LABEL_REVISION_HASH] = broken;
+    w.kubeletUnready('web-2');
+    w.setImage('nginx:v3'); // a fix-forward: the broken revision is abandoned
+    storeTemplate(w);
+    const previous = w.observation();
+    inPlace(w, 'web-2');
+    inPlace(w, 'web-3');
+    expect(found(w, previous)).toEqual([]);
+  });
+
+  it('rescues alone start however many pods are down: they take no budget', () => {
+    const w = rolling({ updateStrategy: { maxUnavailable: 1 } });
+    const broken = update(w);
+    for (const i of [1, 2]) {
+      w.pod(i)!.metadata.labels![LABEL_REVISION_HASH] = broken;
+      w.kubeletUnready(`web-${i}`);
+    }
+    w.kubeletUnready('web-0');
+    w.setImage('nginx:v3');
+    storeTemplate(w);
+    const previous = w.observation();
+    inPlace(w, 'web-2');
+    inPlace(w, 'web-1');
+    expect(found(w, previous)).toEqual([]);
+  });
+
+  it('Rescue: a Pending pod on currentRevision is no rescue; its start takes the budget', () => {
+    const w = rolling({ updateStrategy: { maxUnavailable: 1 } });
+    w.pods.delete('web-1');
+    newPodOn(w, 1, current(w));
+    const previous = w.observation();
+    inPlace(w, 'web-1');
+    inPlace(w, 'web-3');
+    const violations = checkInvariants({ ...w.observation(), previous });
+    expect(violations).toEqual([expect.objectContaining({ invariant: 'Rescue', object: 'web-1' })]);
+    expect(violations[0].message).toMatch(/not Ready but runs/);
+  });
+
+  it('Rescue: a Ready pod inside minReadySeconds is no rescue (it serves traffic)', () => {
+    const w = rolling({ minReadySeconds: 30, updateStrategy: { maxUnavailable: 1 } });
+    w.advance(60);
+    setCondition(w.pod(2)!, 'Ready', 'True', w.now - 10_000);
+    const previous = w.observation();
+    inPlace(w, 'web-2');
+    inPlace(w, 'web-3');
+    expect(checkInvariants({ ...w.observation(), previous })).toEqual([expect.objectContaining({ invariant: 'Rescue', object: 'web-2' })]);
+  });
+
+  it('Rescue: a not-Ready pod on updateRevision is no rescue either (the rollout still wants that revision)', () => {
+    const w = rolling({ updateStrategy: { maxUnavailable: 1 } });
+    w.pod(2)!.metadata.labels![LABEL_REVISION_HASH] = update(w);
+    w.kubeletUnready('web-2');
+    const previous = w.observation();
+    inPlace(w, 'web-2');
+    inPlace(w, 'web-3');
+    expect(checkInvariants({ ...w.observation(), previous })).toEqual([expect.objectContaining({ invariant: 'Rescue', object: 'web-2' })]);
+  });
+
+  it('MaxUnavailable, not Rescue, when the budget is exceeded by pods that were available', () => {
+    const w = rolling({ updateStrategy: { maxUnavailable: 1 } });
+    w.kubeletUnready('web-0');
+    const previous = w.observation();
+    inPlace(w, 'web-3');
+    const violations = checkInvariants({ ...w.observation(), previous });
+    expect(violations.map((v) => v.invariant)).toEqual(['MaxUnavailable']);
+    expect(violations[0].message).toMatch(/ordinals \[0\] already, started web-3/);
+  });
+
+  it('Pause: any start while paused in both states, a rescue included', () => {
+    const w = rolling();
+    w.pod(2)!.metadata.labels![LABEL_REVISION_HASH] = update(w);
+    w.kubeletUnready('web-2');
+    w.setImage('nginx:v3');
+    storeTemplate(w);
+    w.edit((s) => void (s.updateStrategy.pause = true));
+    const previous = w.observation();
+    inPlace(w, 'web-2');
+    expect(found(w, previous)).toEqual(['Pause']);
+  });
+
+  it('Pause: a start is allowed when either state is unpaused', () => {
+    const w = rolling();
+    w.edit((s) => void (s.updateStrategy.pause = true));
+    const previous = w.observation();
+    w.edit((s) => void (s.updateStrategy.pause = false));
+    inPlace(w, 'web-3');
+    expect(found(w, previous)).toEqual([]);
+  });
+});
+
+describe('oracle: revisions', () => {
+  it('Partition: a pod below partition moved to updateRevision', () => {
+    const w = rolling({ updateStrategy: { partition: 3 } });
+    const previous = w.observation();
+    w.pod(1)!.metadata.labels![LABEL_REVISION_HASH] = update(w);
+    expect(found(w, previous)).toEqual(['Partition']);
+  });
+
+  it('Partition: a start below a partition raised in both states; allowed while one state still had it lower', () => {
+    const w = rolling({ updateStrategy: { partition: 0 } });
+    const lower = w.observation();
+    w.edit((s) => void (s.updateStrategy.partition = 3));
+    const raised = w.observation();
+    inPlace(w, 'web-2');
+    expect(found(w, lower)).toEqual([]);
+    expect(found(w, raised)).toEqual(['Partition']);
+  });
+
+  it('Retarget: an in-place update sent back to an older revision', () => {
+    const w = rolling({ updateStrategy: { maxUnavailable: 2 } });
+    const older = update(w);
+    w.setImage('nginx:v3');
+    storeTemplate(w);
+    inPlace(w, 'web-3');
+    const previous = w.observation();
+    inPlace(w, 'web-3', { revision: older });
+    expect(found(w, previous)).toEqual(['Retarget']);
+    inPlace(w, 'web-3', { revision: update(w) });
+    expect(found(w, previous)).toEqual([]);
+  });
+
+  it('NewPodRevision: a scale-up pod on updateRevision below partition mid-rollout; on currentRevision it is fine', () => {
+    const w = rolling({ updateStrategy: { partition: 5 } });
+    const previous = w.observation();
+    w.edit((s) => void (s.replicas = 5));
+    newPodOn(w, 4, update(w));
+    expect(found(w, previous)).toEqual(['NewPodRevision']);
+    newPodOn(w, 4, current(w));
+    expect(found(w, previous)).toEqual([]);
+  });
+
+  it('NewPodRevision: on updateRevision at an ordinal >= partition when not paused (§4.3 recreate), not while paused', () => {
+    const w = rolling();
+    w.pods.delete('web-3');
+    const previous = w.observation();
+    newPodOn(w, 3, update(w));
+    expect(found(w, previous)).toEqual([]);
+    w.pods.delete('web-3');
+    w.edit((s) => void (s.updateStrategy.pause = true));
+    const paused = w.observation();
+    newPodOn(w, 3, update(w));
+    expect(found(w, paused)).toEqual(['NewPodRevision']);
+  });
+
+  it('CurrentRevision: advanced before every pod runs the update revision', () => {
+    const w = rolling();
+    const previous = w.observation();
+    w.neoset.status = { ...w.neoset.status, currentRevision: update(w) };
+    expect(found(w, previous)).toEqual(['CurrentRevision']);
+  });
+});
+
+describe('oracle: scaling', () => {
+  it('OrderedReady: a pod created while a lower ordinal is not Ready', () => {
+    const w = settled({ replicas: 2 });
+    w.kubeletUnready('web-0');
+    const previous = w.observation();
+    w.edit((s) => void (s.replicas = 3));
+    newPodOn(w, 2, update(w));
+    expect(found(w, previous)).toEqual(['OrderedReady']);
+  });
+
+  it('OrderedReady: a condemned pod deleted while a higher ordinal exists', () => {
+    const w = settled({ replicas: 3 });
+    w.edit((s) => void (s.replicas = 1));
+    const previous = w.observation();
+    w.userDelete('web-1');
+    expect(found(w, previous)).toEqual(['OrderedReady']);
+  });
+
+  it('ClaimOwnership: a pod created before its claim', () => {
+    const w = settled({ replicas: 1, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }] });
+    const previous = w.observation();
+    w.edit((s) => void (s.replicas = 2));
+    newPodOn(w, 1, update(w));
+    w.pod(1)!.spec.volumes = [{ name: 'd', persistentVolumeClaim: { claimName: 'd-web-1' } }];
+    expect(checkInvariants({ ...w.observation(), previous })).toEqual([expect.objectContaining({ invariant: 'ClaimOwnership', object: 'd-web-1' })]);
+  });
+});
+
+describe('oracle: one pod\'s in-place update', () => {
+  /** web-3 drained: gate False since `gateFalse`, state Draining since `drainedAt`. */
+  function drained(grace: number, drainedAt: number, gateFalse: number): { w: World; previous: Observation } {
+    const w = rolling({ updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: grace } } });
+    inPlace(w, 'web-3', { drainStartedAt: at(drainedAt) });
+    setCondition(w.pod(3)!, CONDITION_INPLACE_READY, 'False', gateFalse);
+    return { w, previous: w.observation() };
+  }
+
+  it('Drain: images patched while the pod is still in the endpoints, and before the grace period', () => {
+    const w = rolling({ updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: 30 } } });
+    inPlace(w, 'web-3');
+    const previous = w.observation();
+    inPlace(w, 'web-3', { phase: 'Updating', startedAt: at(w.now + 10_000) });
+    expect(found(w, previous)).toEqual(['Drain']); // gate still True
+  });
+
+  it('Drain: grace runs from the gate turning False, not from drainStartedAt, to the whole second', () => {
+    const T = Date.parse('2025-01-01T01:00:00Z');
+    const { w, previous } = drained(30, T - 60_000, T);
+    inPlace(w, 'web-3', { drainStartedAt: at(T - 60_000), phase: 'Updating', startedAt: at(T + 10_000) });
+    expect(found(w, previous)).toEqual(['Drain']);
+    inPlace(w, 'web-3', { drainStartedAt: at(T - 60_000), phase: 'Updating', startedAt: at(T + 29_000) });
+    expect(found(w, previous)).toEqual(['Drain']);
+    inPlace(w, 'web-3', { drainStartedAt: at(T - 60_000), phase: 'Updating', startedAt: at(T + 30_000) });
+    expect(found(w, previous)).toEqual([]);
+  });
+
+  it('Drain: a gate never written counts as False since the pod was created (it never was in the endpoints)', () => {
+    const w = rolling({ updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: 5 } } });
+    const pod = w.pod(3)!;
+    pod.status!.conditions = pod.status!.conditions!.filter((c) => c.type !== CONDITION_INPLACE_READY);
+    pod.metadata.creationTimestamp = at(w.now);
+    inPlace(w, 'web-3');
+    const previous = w.observation();
+    inPlace(w, 'web-3', { phase: 'Updating', startedAt: at(w.now + 2000) });
+    expect(found(w, previous)).toEqual(['Drain']);
+    inPlace(w, 'web-3', { phase: 'Updating', startedAt: at(w.now + 5000) });
+    expect(found(w, previous)).toEqual([]);
+  });
+
+  it('Drain: the gate opened while the update is in flight', () => {
+    const T = Date.parse('2025-01-01T01:00:00Z');
+    const { w } = drained(0, T, T);
+    inPlace(w, 'web-3', { drainStartedAt: at(T), phase: 'Updating', startedAt: at(T) });
+    const previous = w.observation();
+    setCondition(w.pod(3)!, CONDITION_INPLACE_READY, 'True', T + 1000);
+    expect(found(w, previous)).toEqual(['Drain']);
+  });
+
+  it('InPlaceDone: the state removed before the new container is ready', () => {
+    const w = rolling();
+    const pod = w.pod(3)!;
+    const cs = pod.status!.containerStatuses![0];
+    inPlace(w, 'web-3', { phase: 'Updating', startedAt: at(w.now), targetImages: { app: 'nginx:v2' }, previousImageIDs: { app: cs.imageID } });
+    pod.spec.containers[0].image = 'nginx:v2';
+    w.kubeletSync('web-3'); // restarted on v2, not ready
+    const previous = w.observation();
+    delete pod.metadata.annotations![ANNOTATION_INPLACE_STATE];
+    expect(found(w, previous)).toEqual(['InPlaceDone']);
+    w.kubeletSync('web-3'); // ready on v2
+    expect(found(w, previous)).toEqual([]);
+  });
+
+  it('InPlaceDone: a drain abandoned before any change is fine; one that changed images must be done', () => {
+    const w = rolling();
+    inPlace(w, 'web-3');
+    const previous = w.observation();
+    delete w.pod(3)!.metadata.annotations![ANNOTATION_INPLACE_STATE];
+    expect(found(w, previous)).toEqual([]);
+    w.pod(3)!.spec.containers[0].image = 'nginx:v2';
+    expect(found(w, previous)).toEqual(['InPlaceDone']);
+    w.kubeletSync('web-3');
+    w.kubeletSync('web-3'); // patched and done between the two observations (§2.0 chain)
+    expect(found(w, previous)).toEqual([]);
+  });
+
+  it('Terminating: a terminating pod written again', () => {
+    const w = settled({ replicas: 2 });
+    w.userDelete('web-1');
+    const previous = w.observation();
+    inPlace(w, 'web-1');
+    expect(found(w, previous)).toEqual(['Terminating']);
+  });
+});

@@ -1,0 +1,84 @@
+// Creates and scale-downs between two observed states (§4.1, §4.3), with the claims they need.
+//
+//   OrderedReady    a new pod i implies pods 0..i-1 were Running and Ready (in either state); a
+//                   condemned pod (ordinal >= replicas) starts terminating only when no higher ordinal
+//                   exists and the remaining pods 0..replicas-1 are Running and Ready.
+//   ClaimOwnership  a new pod's claims exist, are not terminating, and are owned as
+//                   whenDeleted says (the NeoSet a plain owner under Delete, nobody under Retain); a
+//                   condemned pod under whenScaled=Delete owns its claims when it is deleted, so the
+//                   garbage collector takes them with it (StatefulSet retention semantics).
+import { KIND } from '../../shared/api/names.ts';
+import { claimName } from './state.ts';
+import type { Report } from './types.ts';
+import type { PodFacts, View } from './view.ts';
+
+export function scalingInvariants(prev: View, now: View, report: Report): void {
+  const created = now.pods.filter((p) => !prev.byUid.has(p.uid));
+  if (now.neoset.spec.podManagementPolicy === 'OrderedReady') {
+    for (const p of created) createdInOrder(prev, now, p, report);
+    scaledDownInOrder(prev, now, report);
+  }
+  for (const p of created) if (p.ordinal < now.replicas) claimsOnCreate(now, p, report);
+  const condemned = Math.max(prev.replicas, now.replicas);
+  for (const p of now.pods) {
+    const before = prev.byUid.get(p.uid);
+    if (p.ordinal >= condemned && p.terminating && before && !before.terminating) claimsOnScaleDown(now, p, report);
+  }
+}
+
+const healthy = (v: View, i: number) => v.byOrdinal.get(i)?.runningAndReady ?? false;
+
+/** The first of 0..below-1 Running and Ready in neither state, or null. */
+function firstUnhealthy(prev: View, now: View, below: number): number | null {
+  for (let j = 0; j < below; j++) if (!healthy(prev, j) && !healthy(now, j)) return j;
+  return null;
+}
+
+function createdInOrder(prev: View, now: View, p: PodFacts, report: Report): void {
+  const j = firstUnhealthy(prev, now, p.ordinal);
+  if (j !== null) report('OrderedReady', `created while ordinal ${j} was not Running and Ready`, p.name);
+}
+
+function scaledDownInOrder(prev: View, now: View, report: Report): void {
+  const condemned = Math.max(prev.replicas, now.replicas);
+  for (const p of now.pods) {
+    const before = prev.byUid.get(p.uid);
+    if (p.ordinal < condemned || !p.terminating || !before || before.terminating) continue;
+    const higher = now.pods.filter((q) => q.ordinal > p.ordinal);
+    if (higher.length > 0) report('OrderedReady', `scaled down while ${higher.map((q) => q.name).join(', ')} exist`, p.name);
+    const j = firstUnhealthy(prev, now, Math.min(prev.replicas, now.replicas));
+    if (j !== null) report('OrderedReady', `scaled down while ordinal ${j} was not Running and Ready`, p.name);
+  }
+}
+
+const claimNamesOf = (v: View, ordinal: number) => v.neoset.spec.volumeClaimTemplates.map((c) => claimName(c.metadata.name, v.name, ordinal));
+
+function claimsOnCreate(now: View, p: PodFacts, report: Report): void {
+  if (!now.pvcs) return;
+  const whenDeleted = now.neoset.spec.persistentVolumeClaimRetentionPolicy.whenDeleted;
+  for (const name of claimNamesOf(now, p.ordinal)) {
+    const pvc = now.pvcs.get(name);
+    const refs = pvc?.metadata.ownerReferences ?? [];
+    const ownedBySet = refs.some((r) => r.kind === KIND && r.name === now.name);
+    const problem = !pvc
+      ? 'is missing'
+      : pvc.metadata.deletionTimestamp
+        ? 'is terminating'
+        : refs.some((r) => r.kind === 'Pod')
+          ? 'is owned by a pod'
+          : ownedBySet !== (whenDeleted === 'Delete')
+            ? `${ownedBySet ? 'is' : 'is not'} owned by the NeoSet under whenDeleted=${whenDeleted}`
+            : null;
+    if (problem) report('ClaimOwnership', `pod ${p.name} created while its claim ${problem}`, name);
+  }
+}
+
+function claimsOnScaleDown(now: View, p: PodFacts, report: Report): void {
+  if (!now.pvcs || now.neoset.spec.persistentVolumeClaimRetentionPolicy.whenScaled !== 'Delete') return;
+  for (const name of claimNamesOf(now, p.ordinal)) {
+    const pvc = now.pvcs.get(name);
+    if (pvc && !(pvc.metadata.ownerReferences ?? []).some((r) => r.kind === 'Pod' && r.uid === p.uid)) {
+      report('ClaimOwnership', `pod ${p.name} scaled down (whenScaled=Delete) before it owned its claim`, name);
+    }
+  }
+}

@@ -1,0 +1,71 @@
+// Updates that start between two observed states (§4.4). A start is a pod gaining an in-place state
+// annotation, or a new drainStartedAt (a fresh drain). Each check accepts what either state's spec
+// allows, so it is exact when `previous` is the snapshot a decision read (the property tests) and
+// sound for states sampled further apart (the e2e observer).
+//
+//   Pause           while pause is true in both states, or the strategy is OnDelete in both, nothing
+//                   starts — rescues included.
+//   Partition       nothing starts on a pod whose ordinal is below the partition of both states.
+//   MaxUnavailable  the pods 0..replicas-1 unavailable in both states (the started ones aside), plus
+//                   the started ones that are not rescue-eligible, fit in maxUnavailable (the larger
+//                   of the two). Kubelet failures between the states may make more pods unavailable,
+//                   but then nothing may start.
+//   Rescue          reported instead of MaxUnavailable when the other starts fit in the budget and the
+//                   excess is starts on pods that were unavailable and yet are no rescue (§4.4 revised: a Pending pod on
+//                   currentRevision, a Ready pod inside minReadySeconds): a false rescue, named as such,
+//                   because that is the mistake to look for, not an arithmetic slip in the budget.
+//
+// Rescue-eligible (§4.4 "Rescue [revised, v0.2]"): in the previous state the pod is not Ready and its
+// revision is neither currentRevision nor updateRevision of either state — a pod stuck on an
+// abandoned revision. Derived from the pods themselves, never from a flag the checked code writes.
+import type { Report } from './types.ts';
+import type { PodFacts, View } from './view.ts';
+
+export function startInvariants(prev: View, now: View, report: Report): void {
+  const started = now.pods.filter((p) => {
+    if (p.terminating || p.state === null) return false;
+    const before = prev.byUid.get(p.uid);
+    return !before?.state || before.state.drainStartedAt !== p.state.drainStartedAt;
+  });
+  if (started.length === 0) return;
+  const names = (pods: PodFacts[]) => pods.map((p) => p.name).join(', ');
+  if ((prev.pause && now.pause) || (prev.strategy === 'OnDelete' && now.strategy === 'OnDelete')) {
+    report('Pause', `updates started while ${now.pause ? 'paused' : 'OnDelete'}: ${names(started)}`);
+  }
+  const partition = Math.min(prev.partition, now.partition);
+  for (const p of started.filter((s) => s.ordinal < partition)) report('Partition', `update started on ordinal ${p.ordinal} < partition ${partition}`, p.name);
+  budget(prev, now, started, report);
+}
+
+function budget(prev: View, now: View, started: PodFacts[], report: Report): void {
+  const range = Math.min(prev.replicas, now.replicas);
+  const known = new Set([prev, now].flatMap((v) => [v.revisions.current, v.revisions.update]).filter((r) => r !== undefined));
+  const eligible = (p: PodFacts) => {
+    const before = prev.byUid.get(p.uid);
+    return before !== undefined && !before.ready && (before.revision === undefined || !known.has(before.revision));
+  };
+  const counted = started.filter((p) => p.ordinal < range && !eligible(p));
+  const startedOrdinals = new Set(started.map((p) => p.ordinal));
+  const unavailable = (v: View, i: number) => v.byOrdinal.get(i)?.unavailable ?? true;
+  const both: number[] = [];
+  for (let i = 0; i < range; i++) if (!startedOrdinals.has(i) && unavailable(prev, i) && unavailable(now, i)) both.push(i);
+  const max = Math.max(prev.maxUnavailable, now.maxUnavailable);
+  const total = both.length + counted.length;
+  // Only rescues started: they take no budget, however many pods are down (§4.4).
+  if (counted.length === 0 || total <= max) return;
+  const falseRescues = counted.filter((p) => prev.byUid.get(p.uid)?.unavailable);
+  const tally = `${total} unavailable (ordinals [${both.join(', ')}] already, started ${counted.map((p) => p.name).join(', ')}) > maxUnavailable ${max}`;
+  // The starts that are no false rescue fit in what the already-unavailable pods left: the excess is
+  // the false rescues' doing.
+  if (falseRescues.length > 0 && counted.length - falseRescues.length <= Math.max(0, max - both.length)) {
+    for (const p of falseRescues) report('Rescue', `update started outside the budget on ${p.name}, which is no rescue: ${whyNoRescue(prev.byUid.get(p.uid)!)}; ${tally}`, p.name);
+    return;
+  }
+  const note = falseRescues.length > 0 ? `; of these, not rescue-eligible though unavailable: ${falseRescues.map((p) => p.name).join(', ')}` : '';
+  report('MaxUnavailable', `${tally}${note}`);
+}
+
+function whyNoRescue(before: PodFacts): string {
+  if (before.ready) return 'it was Ready (inside minReadySeconds: it serves traffic)';
+  return `it was not Ready but runs ${before.revision}, the current or update revision (a pod just created, or failing on a revision still wanted)`;
+}

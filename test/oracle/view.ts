@@ -1,0 +1,121 @@
+// One observed state read into the facts the SPEC's rules speak of: the NeoSet with its defaults
+// (§3), pods by ordinal (§4.1), which revisions are update/current (§4.2), and which pods are
+// unavailable in the budget's sense (§4.4).
+import { LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
+import { NeoSet } from '../../shared/api/neoset.ts';
+import type { PersistentVolumeClaim, Pod } from '../../shared/core/k8s.ts';
+import { inPlaceState, type InPlaceState } from './inplace-state.ts';
+import { resolveRevisions, type RevisionFacts } from './revisions.ts';
+import type { Observation } from './types.ts';
+import { condition, isTrue, seconds } from './wire.ts';
+
+export interface PodFacts {
+  pod: Pod;
+  name: string;
+  uid: string;
+  ordinal: number;
+  /** The controller-revision-hash label: the revision the pod runs. */
+  revision: string | undefined;
+  state: InPlaceState | null;
+  terminating: boolean;
+  ready: boolean;
+  /** Running, Ready, not terminating: what OrderedReady waits for (§4.3). */
+  runningAndReady: boolean;
+  /** §4.4: terminating, not Ready, Ready for less than minReadySeconds, or carrying an in-place state. */
+  unavailable: boolean;
+}
+
+export interface View {
+  neoset: NeoSet;
+  name: string;
+  replicas: number;
+  partition: number;
+  pause: boolean;
+  strategy: NeoSet['spec']['updateStrategy']['type'];
+  maxUnavailable: number;
+  gracePeriodSeconds: number;
+  pods: PodFacts[];
+  /** Pods labelled with the NeoSet's name whose name is not `<neoset>-<ordinal>`. */
+  strangers: Pod[];
+  byOrdinal: Map<number, PodFacts>;
+  byUid: Map<string, PodFacts>;
+  revisions: RevisionFacts;
+  pvcs: Map<string, PersistentVolumeClaim> | null;
+}
+
+/** The View, or why the NeoSet cannot be read. */
+export function readObservation(obs: Observation): View | string {
+  const parsed = NeoSet.safeParse(obs.neoset);
+  if (!parsed.success) return `NeoSet does not parse: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`;
+  const neoset = parsed.data;
+  const { spec } = neoset;
+  const at = obs.at === undefined ? null : new Date(obs.at).getTime();
+  const pods: PodFacts[] = [];
+  const strangers: Pod[] = [];
+  for (const pod of obs.pods) {
+    if (pod.metadata.labels?.[LABEL_NEOSET_NAME] !== neoset.metadata.name) continue;
+    const ordinal = ordinalOf(neoset.metadata.name, pod.metadata.name);
+    if (ordinal === null) strangers.push(pod);
+    else pods.push(podFacts(pod, ordinal, spec.minReadySeconds, at));
+  }
+  pods.sort((a, b) => a.ordinal - b.ordinal);
+  return {
+    neoset,
+    name: neoset.metadata.name,
+    replicas: spec.replicas,
+    partition: spec.updateStrategy.partition,
+    pause: spec.updateStrategy.pause,
+    strategy: spec.updateStrategy.type,
+    maxUnavailable: resolveMaxUnavailable(spec.updateStrategy.maxUnavailable, spec.replicas),
+    gracePeriodSeconds: spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds,
+    pods,
+    strangers,
+    byOrdinal: new Map(pods.map((p) => [p.ordinal, p])),
+    byUid: new Map(pods.map((p) => [p.uid, p])),
+    revisions: resolveRevisions(neoset, obs.revisions),
+    pvcs: obs.pvcs ? new Map(obs.pvcs.map((p) => [p.metadata.name, p])) : null,
+  };
+}
+
+/** §4.1: `<neoset>-<ordinal>`, the ordinal in decimal without leading zeros; null for any other name. */
+function ordinalOf(neoset: string, name: string): number | null {
+  const digits = name.startsWith(`${neoset}-`) ? name.slice(neoset.length + 1) : '';
+  return /^(0|[1-9][0-9]{0,8})$/.test(digits) ? Number(digits) : null;
+}
+
+function podFacts(pod: Pod, ordinal: number, minReadySeconds: number, at: number | null): PodFacts {
+  const state = inPlaceState(pod);
+  const terminating = Boolean(pod.metadata.deletionTimestamp);
+  const ready = isTrue(pod, 'Ready');
+  return {
+    pod,
+    name: pod.metadata.name,
+    uid: pod.metadata.uid ?? pod.metadata.name,
+    ordinal,
+    revision: pod.metadata.labels?.[LABEL_REVISION_HASH],
+    state,
+    terminating,
+    ready,
+    runningAndReady: pod.status?.phase === 'Running' && ready && !terminating,
+    unavailable: terminating || !ready || state !== null || insideMinReady(pod, minReadySeconds, at),
+  };
+}
+
+/**
+ * §4.5: available = Ready for at least minReadySeconds, measured from the Ready condition's
+ * lastTransitionTime. A Ready pod without that time never counts (Kubernetes' IsPodAvailable does
+ * the same); at an unknown observation time the pod is given the benefit of the doubt.
+ */
+function insideMinReady(pod: Pod, minReadySeconds: number, at: number | null): boolean {
+  if (minReadySeconds <= 0) return false;
+  const since = seconds(condition(pod, 'Ready')?.lastTransitionTime);
+  if (since === null) return true;
+  return at !== null && (since + minReadySeconds) * 1000 > at;
+}
+
+/** §3: an integer, or a percentage of replicas rounded up; at least 1. */
+function resolveMaxUnavailable(value: number | string, replicas: number): number {
+  const text = String(value).trim();
+  const n = text.endsWith('%') ? Math.ceil((Number.parseFloat(text) * replicas) / 100) : Number.parseInt(text, 10);
+  return Number.isFinite(n) && n >= 1 ? n : 1;
+}
