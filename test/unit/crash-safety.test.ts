@@ -4,7 +4,7 @@
 // still reaches the same end, keeping the invariants on the way.
 import { describe, expect, it } from 'vitest';
 import { LABEL_REVISION_HASH } from '../../shared/api/names.ts';
-import { checkInvariants } from '../../shared/core/invariants.ts';
+import { checkInvariants } from '../oracle/index.ts';
 import { plan, settled } from './helpers.ts';
 import type { World } from './world.ts';
 

@@ -1,7 +1,7 @@
 // The seeds' walkthrough (ch.1), end to end on the in-memory world: canary, pause, batches,
 // full rollout, rollback, and scale-up during a rollout — all in place (same pod UIDs).
 import { describe, expect, it } from 'vitest';
-import { checkInvariants } from '../../shared/core/invariants.ts';
+import { checkInvariants } from '../oracle/index.ts';
 import { imagesOfPods, plan, revisionsOfPods, settled, steps, uids } from './helpers.ts';
 import type { World } from './world.ts';
 
