@@ -65,7 +65,7 @@ const core = (plural: string, kind: string, more: Partial<ResourceInfo> = {}): R
   ...more,
 });
 
-export const RESOURCES: Record<string, ResourceInfo> = {
+export const RESOURCES = {
   pods: core('pods', 'Pod', { statusSubresource: true, generation: 'spec', strategic: POD_KEYS }),
   persistentvolumeclaims: core('persistentvolumeclaims', 'PersistentVolumeClaim', {
     statusSubresource: true,
@@ -91,7 +91,7 @@ export const RESOURCES: Record<string, ResourceInfo> = {
     requiresResourceVersion: true,
     strategic: null,
   },
-};
+} satisfies Record<string, ResourceInfo>;
 
 export type Resource = keyof typeof RESOURCES;
 
@@ -117,7 +117,7 @@ export function parsePath(path: string): Target {
   let namespace: string | undefined;
   if (rest[0] === 'namespaces' && rest.length >= 3) [namespace, rest] = [rest[1], rest.slice(2)];
   const [plural, name, subresource, ...extra] = rest;
-  const info = RESOURCES[plural];
+  const info: ResourceInfo | undefined = (RESOURCES as Record<string, ResourceInfo>)[plural];
   if (!info || groupVersion !== (info.group ? `${info.group}/${info.version}` : info.version) || extra.length > 0) throw NOT_SERVED();
   if (subresource !== undefined && (subresource !== 'status' || !info.statusSubresource)) throw NOT_SERVED();
   if (name !== undefined && namespace === undefined) throw badRequest(`${info.qualified} is namespaced: a name needs a namespace`);

@@ -4,13 +4,12 @@
 // out to be none), then what the subresource may touch, validation, generation, and no write at all
 // when the object comes out unchanged.
 import { isPlainObject, jsonEqual, type JsonObject } from '../../shared/admission/json.ts';
-import { badRequest, conflict, invalid, StatusError, unprocessable } from './errors.ts';
+import { badRequest, conflict, invalid, notFound, StatusError, unprocessable } from './errors.ts';
 import { jsonPatch, mergePatch, PatchFailed, strategicMerge } from './patch.ts';
 import { validatePodUpdate } from './pod-validation.ts';
 import type { Resource, Target } from './resources.ts';
 import type { KubeObject, Store } from './store.ts';
 import type { PatchType } from '../../shared/k8s/client.ts';
-import { notFound } from './errors.ts';
 
 /** Metadata only the server sets: an update cannot change it (rest.BeforeUpdate). */
 const SYSTEM_METADATA = ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'namespace', 'resourceVersion'];
