@@ -1,6 +1,7 @@
 // The command line, parsed and validated at the edge (STYLE §3): everything after this file is a
 // typed Invocation. Node's util.parseArgs does the tokenizing — a maintained part of the runtime,
 // no dependency to install, and enough for kubectl-style `--flag=value` / `-n value` flags.
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { parseDuration } from './duration.ts';
 import { CliError, usageError } from './errors.ts';
@@ -18,7 +19,8 @@ export type Command =
   | { name: 'undo'; neoset: string; toRevision?: number }
   | { name: 'pause'; neoset: string }
   | { name: 'resume'; neoset: string }
-  | { name: 'promote'; neoset: string; full: boolean };
+  | { name: 'promote'; neoset: string; full: boolean }
+  | { name: 'dashboard'; port: number; address: string; allNamespaces: boolean; readOnly: boolean };
 
 export type Invocation = { kind: 'help'; topic: string } | { kind: 'run'; topic: string; cluster: ClusterFlags; command: Command };
 
@@ -32,12 +34,16 @@ const OPTIONS = {
   revision: { type: 'string' },
   'to-revision': { type: 'string' },
   full: { type: 'boolean' },
+  port: { type: 'string' },
+  address: { type: 'string' },
+  'all-namespaces': { type: 'boolean', short: 'A' },
+  'read-only': { type: 'boolean' },
 } as const;
 type Flag = keyof typeof OPTIONS;
 const GLOBAL_FLAGS: Flag[] = ['help', 'kubeconfig', 'context', 'namespace'];
 
-/** Every command: its words, whether NAME is required, and the flags it takes besides the global ones. */
-export const COMMANDS: Record<string, { name: Command['name']; nameRequired: boolean; flags: Flag[] }> = {
+/** Every command: its words, whether NAME is required (or not taken), and the flags it takes besides the global ones. */
+export const COMMANDS: Record<string, { name: Command['name']; nameRequired: boolean; noName?: true; flags: Flag[] }> = {
   get: { name: 'get', nameRequired: false, flags: [] },
   'rollout status': { name: 'status', nameRequired: true, flags: ['watch', 'timeout'] },
   'rollout history': { name: 'history', nameRequired: true, flags: ['revision'] },
@@ -45,6 +51,7 @@ export const COMMANDS: Record<string, { name: Command['name']; nameRequired: boo
   'rollout pause': { name: 'pause', nameRequired: true, flags: [] },
   'rollout resume': { name: 'resume', nameRequired: true, flags: [] },
   'rollout promote': { name: 'promote', nameRequired: true, flags: ['full'] },
+  dashboard: { name: 'dashboard', nameRequired: false, noName: true, flags: ['port', 'address', 'all-namespaces', 'read-only'] },
 };
 const GROUPS = ['', 'rollout'];
 
@@ -81,6 +88,7 @@ function invocation(topic: string, args: string[], values: Values): Invocation {
   }
   // kubectl rollout's `TYPE NAME` form, as the seeds write it: `rollout undo neoset mysql`.
   if (words.length === 2 && NEOSET_TYPES.includes(words[0])) words = words.slice(1);
+  if (words.length > 0 && spec.noName) throw usageError(`"kubectl neoset ${topic}" takes no NeoSet name, got ${words.join(' ')}`);
   if (words.length > 1) throw usageError(`"kubectl neoset ${topic}" takes one NeoSet name, got ${words.length}: ${words.join(' ')}`);
   if (words.length === 0 && spec.nameRequired) throw usageError(`"kubectl neoset ${topic}" needs a NeoSet name, e.g. kubectl neoset ${topic} mysql`);
   const cluster: ClusterFlags = { kubeconfig: values.kubeconfig, context: values.context, namespace: values.namespace };
@@ -105,6 +113,8 @@ function command(name: Command['name'], neoset: string | undefined, values: Valu
     }
     case 'promote':
       return { name, neoset: n, full: values.full ?? false };
+    case 'dashboard':
+      return dashboard(values);
     default:
       return { name, neoset: n };
   }
@@ -134,17 +144,32 @@ function normalizeFlags(argv: string[]): string[] {
       out.push('-n', arg.slice(3));
       continue;
     }
-    const m = /^(--(?:watch|full|help)|-w|-h)=(.*)$/.exec(arg);
+    const m = /^(--(?:watch|full|help|all-namespaces|read-only)|-w|-h|-A)=(.*)$/.exec(arg);
     if (!m) {
       out.push(arg);
       continue;
     }
-    const long = m[1] === '-w' ? '--watch' : m[1] === '-h' ? '--help' : m[1];
+    const long = SHORT_BOOLEANS[m[1]] ?? m[1];
     if (m[2] !== 'true' && m[2] !== 'false') throw usageError(`invalid value "${m[2]}" for ${long}: use true or false`);
     out.push(m[2] === 'true' ? long : `--no-${long.slice(2)}`);
   }
   return out;
 }
+
+const DEFAULT_PORT = 3100;
+const DEFAULT_ADDRESS = '127.0.0.1';
+
+function dashboard(values: Values): Command {
+  // kubectl lets --all-namespaces silently win over -n; here asking for both is a mistake said aloud.
+  if (values['all-namespaces'] && values.namespace !== undefined) throw usageError('--namespace and --all-namespaces cannot be used together');
+  const port = values.port ?? String(DEFAULT_PORT);
+  if (!/^\d+$/.test(port) || Number(port) > 65535) throw usageError(`invalid value "${port}" for --port: a port number from 0 to 65535 (0 picks a free one)`);
+  const address = values.address ?? DEFAULT_ADDRESS;
+  if (address !== 'localhost' && isIP(address) === 0) throw usageError(`invalid value "${address}" for --address: an IP address such as 127.0.0.1 (or localhost)`);
+  return { name: 'dashboard', port: Number(port), address, allNamespaces: values['all-namespaces'] ?? false, readOnly: values['read-only'] ?? false };
+}
+
+const SHORT_BOOLEANS: Record<string, string> = { '-w': '--watch', '-h': '--help', '-A': '--all-namespaces' };
 
 function timeout(text: string | undefined): number {
   if (text === undefined) return 0;

@@ -12,6 +12,8 @@ import { CliError, EXIT_API, usageError } from './errors.ts';
 export interface Cluster {
   client: KubeClient;
   namespace: string;
+  /** The kubeconfig itself, for what needs more than requests (the dashboard's watches). */
+  kubeConfig?: KubeConfig;
 }
 
 export function connect(flags: ClusterFlags, env: NodeJS.ProcessEnv = process.env): Cluster {
@@ -27,7 +29,7 @@ export function connect(flags: ClusterFlags, env: NodeJS.ProcessEnv = process.en
   if (!kc.getCurrentCluster()) {
     throw new CliError(EXIT_API, `the kubeconfig's current context ${JSON.stringify(kc.getCurrentContext())} names no cluster: pass --context or set current-context`);
   }
-  return { client: createKubeClient(kc), namespace: flags.namespace ?? (context?.namespace || 'default') };
+  return { client: createKubeClient(kc), namespace: flags.namespace ?? (context?.namespace || 'default'), kubeConfig: kc };
 }
 
 function loadKubeConfig(explicit: string | undefined, env: NodeJS.ProcessEnv): KubeConfig {

@@ -22,8 +22,24 @@ export class CliError extends Error {
   }
 }
 
+/** The NeoSet or revision does not exist (the dashboard answers it with 404). */
+export class NotFoundError extends CliError {
+  constructor(message: string) {
+    super(EXIT_API, message);
+    this.name = 'NotFoundError';
+  }
+}
+
+/** A conditional write lost to someone else's change (the dashboard answers it with 409). */
+export class ConflictError extends CliError {
+  constructor(message: string) {
+    super(EXIT_API, message);
+    this.name = 'ConflictError';
+  }
+}
+
 export const usageError = (message: string, topic?: string) => new CliError(EXIT_USAGE, message, topic);
-export const notFound = (message: string) => new CliError(EXIT_API, message);
+export const notFound = (message: string) => new NotFoundError(message);
 
 /** kubectl's wording for an answer of the API server; "cannot reach" when there was none. */
 export function describeApiError(err: ApiError): string {

@@ -21,6 +21,7 @@ const HELP: Record<string, Help> = {
     about: `Manage NeoSets (neosets.neo.io): StatefulSets with in-place, canary and batched rollouts.
 
 Available commands:
+  dashboard  Serve a local web page that shows NeoSets and their rollouts live, with rollout buttons
   get        List NeoSets with their rollout progress and the pods being updated now
   rollout    Manage the rollout of a NeoSet (status, history, undo, pause, resume, promote)`,
     examples: `  kubectl neoset get
@@ -49,6 +50,26 @@ Available commands:
   # One NeoSet in another namespace
   kubectl neoset get mysql -n db`,
     usage: 'kubectl neoset get [NAME] [options]',
+  },
+  dashboard: {
+    about: `Serve a local web page that shows the NeoSets of the namespace (or all namespaces) live:
+phase, replicas, images, each one's pods by ordinal coloured by revision, the partition line,
+conditions, revision history and recent Events; with buttons for promote, promote --full, pause,
+resume and undo that make the same conditional writes, with the same messages, as the rollout
+commands. Prints the URL and serves until Ctrl-C.
+
+It listens on 127.0.0.1 unless told otherwise, every write button asks for confirmation, and it
+refuses any request whose Host or Origin is not its own (no writes from another site's page).`,
+    examples: `  # The NeoSets of the current namespace, on http://127.0.0.1:3100/
+  kubectl neoset dashboard
+
+  # Every namespace, on another port, without the write buttons (a shared screen)
+  kubectl neoset dashboard --all-namespaces --port 8080 --read-only`,
+    options: `  --address='127.0.0.1': The address to listen on (an IP address, or localhost).
+  -A, --all-namespaces=false: Show the NeoSets of every namespace (not with --namespace).
+  --port=3100: The port to listen on; 0 picks a free one.
+  --read-only=false: Show no write buttons, and refuse writes.`,
+    usage: 'kubectl neoset dashboard [options]',
   },
   'rollout status': {
     about: `Show the status of the rollout.

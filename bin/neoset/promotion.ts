@@ -2,7 +2,7 @@
 // maxUnavailable pods, resolved exactly as the controller resolves its budget (SPEC §4.4) — and
 // clears pause.
 import type { NeoSet } from '../../shared/api/neoset.ts';
-import { resolveMaxUnavailable } from '../../shared/core/budget.ts';
+import { resolveMaxUnavailable } from '../../shared/core/index.ts';
 
 export interface Promotion {
   from: number;

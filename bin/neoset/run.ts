@@ -10,9 +10,15 @@ import { setPause } from './commands/pause.ts';
 import { promote } from './commands/promote.ts';
 import { status } from './commands/status.ts';
 import { undo } from './commands/undo.ts';
-import { CliError, describeApiError, EXIT_API } from './errors.ts';
+import { CliError, describeApiError, EXIT_API, EXIT_OK } from './errors.ts';
 
-function dispatch(flags: ClusterFlags, c: Command, io: Io): Promise<number> {
+/** A write command's result: its message on stdout. */
+async function said(message: Promise<string>, io: Io): Promise<number> {
+  io.out.write(`${await message}\n`);
+  return EXIT_OK;
+}
+
+async function dispatch(flags: ClusterFlags, c: Command, io: Io): Promise<number> {
   const cluster = connect(flags);
   switch (c.name) {
     case 'get':
@@ -22,13 +28,18 @@ function dispatch(flags: ClusterFlags, c: Command, io: Io): Promise<number> {
     case 'history':
       return history(cluster, c.neoset, c.revision, io);
     case 'undo':
-      return undo(cluster, c.neoset, c.toRevision, io);
+      return said(undo(cluster, c.neoset, c.toRevision), io);
     case 'pause':
-      return setPause(cluster, c.neoset, true, io);
+      return said(setPause(cluster, c.neoset, true), io);
     case 'resume':
-      return setPause(cluster, c.neoset, false, io);
+      return said(setPause(cluster, c.neoset, false), io);
     case 'promote':
-      return promote(cluster, c.neoset, c.full, io);
+      return said(promote(cluster, c.neoset, c.full), io);
+    case 'dashboard': {
+      // Loaded only here: the other commands need none of hono or the page.
+      const { dashboard } = await import('./dashboard/command.ts');
+      return dashboard(cluster, c, io);
+    }
   }
 }
 

@@ -3,7 +3,7 @@
 import type { NeoSet } from '../../shared/api/neoset.ts';
 import { ApiError, type KubeClient, type PatchType } from '../../shared/k8s/client.ts';
 import { paths } from '../../shared/k8s/paths.ts';
-import { CliError, EXIT_API } from './errors.ts';
+import { ConflictError } from './errors.ts';
 import { ref } from './neosets.ts';
 
 export async function writeNeoSet(client: KubeClient, neoset: NeoSet, change: { patch: PatchType; body: unknown }): Promise<void> {
@@ -13,7 +13,7 @@ export async function writeNeoSet(client: KubeClient, neoset: NeoSet, change: { 
   } catch (err) {
     // Every patch here carries metadata.resourceVersion: the API server answers 409 when it is stale.
     if (err instanceof ApiError && err.isConflict) {
-      throw new CliError(EXIT_API, `${ref(name)} was changed by someone else while this command ran; nothing was written: run it again`);
+      throw new ConflictError(`${ref(name)} was changed by someone else while this command ran; nothing was written: run it again`);
     }
     throw err;
   }

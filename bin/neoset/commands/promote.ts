@@ -1,19 +1,14 @@
 import type { Cluster } from '../cluster.ts';
-import { EXIT_OK } from '../errors.ts';
 import { readNeoSet, ref } from '../neosets.ts';
 import { promotePatch, promotion } from '../promotion.ts';
 import { writeNeoSet } from '../write.ts';
-import type { Io } from './io.ts';
 
-export async function promote({ client, namespace }: Cluster, name: string, full: boolean, io: Io): Promise<number> {
+/** The next canary step (or --full); returns what it did, as the CLI prints it and the dashboard shows it. */
+export async function promote({ client, namespace }: Cluster, name: string, full: boolean): Promise<string> {
   const neoset = await readNeoSet(client, namespace, name);
   const step = promotion(neoset, full);
-  if (!step) {
-    io.out.write(`${ref(name)} is already fully promoted (partition 0, not paused)\n`);
-    return EXIT_OK;
-  }
+  if (!step) return `${ref(name)} is already fully promoted (partition 0, not paused)`;
   await writeNeoSet(client, neoset, { patch: 'merge', body: promotePatch(neoset, step) });
   const moved = step.from === step.to ? `partition ${step.to}` : `partition ${step.from} -> ${step.to}`;
-  io.out.write(`${ref(name)} promoted: ${moved}${step.resumes ? ', resumed' : ''}\n`);
-  return EXIT_OK;
+  return `${ref(name)} promoted: ${moved}${step.resumes ? ', resumed' : ''}`;
 }

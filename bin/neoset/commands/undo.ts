@@ -1,13 +1,15 @@
 import type { Cluster } from '../cluster.ts';
-import { EXIT_OK, notFound } from '../errors.ts';
+import { notFound } from '../errors.ts';
 import { listRevisions, readNeoSet, ref } from '../neosets.ts';
 import { writeNeoSet } from '../write.ts';
-import { sameJson } from '../../../shared/core/json.ts';
+import { sameJson } from '../../../shared/core/index.ts';
 import { imagesOf, previousRevision, templateOf, undoPatch } from '../revisions.ts';
-import type { Io } from './io.ts';
 
-/** SPEC §4.7: copy the revision's template into spec.template; the controller does the rest. */
-export async function undo({ client, namespace }: Cluster, name: string, toRevision: number | undefined, io: Io): Promise<number> {
+/**
+ * SPEC §4.7: copy the revision's template into spec.template; the controller does the rest.
+ * Returns what it did, as the CLI prints it and the dashboard shows it.
+ */
+export async function undo({ client, namespace }: Cluster, name: string, toRevision: number | undefined): Promise<string> {
   const neoset = await readNeoSet(client, namespace, name);
   const revisions = await listRevisions(client, neoset);
   const target = toRevision === undefined ? previousRevision(neoset, revisions) : revisions.find((r) => r.revision === toRevision);
@@ -19,11 +21,7 @@ export async function undo({ client, namespace }: Cluster, name: string, toRevis
     );
   }
   // The same comparison the controller uses to find a template's revision (SPEC §4.2).
-  if (sameJson(templateOf(target), neoset.spec.template)) {
-    io.out.write(`${ref(name)} skipped rollback (current template already matches revision ${target.revision})\n`);
-    return EXIT_OK;
-  }
+  if (sameJson(templateOf(target), neoset.spec.template)) return `${ref(name)} skipped rollback (current template already matches revision ${target.revision})`;
   await writeNeoSet(client, neoset, { patch: 'json', body: undoPatch(neoset, target) });
-  io.out.write(`${ref(name)} rolled back to revision ${target.revision} (${imagesOf(templateOf(target))})\n`);
-  return EXIT_OK;
+  return `${ref(name)} rolled back to revision ${target.revision} (${imagesOf(templateOf(target))})`;
 }

@@ -1,0 +1,66 @@
+// The dashboard's write buttons: each one is a rollout command of the CLI (commands/*.ts), run with
+// the same conditional write and returning the same message. The page draws its buttons from this
+// table, so a new command (abort and retry, SPEC §4.11) is one entry here and nothing in the page.
+import { z } from 'zod';
+import type { Cluster } from '../cluster.ts';
+import { setPause } from '../commands/pause.ts';
+import { promote } from '../commands/promote.ts';
+import { undo } from '../commands/undo.ts';
+
+/** The body of a button's POST: only undo takes anything (the revision; none means the previous one). */
+export const ActionInput = z.strictObject({ revision: z.int().min(1).optional() });
+export type ActionInput = z.infer<typeof ActionInput>;
+
+export interface Action {
+  id: string;
+  label: string;
+  /** The CLI command it is, shown in the confirmation. */
+  command: string;
+  /** What it will do, asked before it is done. */
+  confirm: string;
+  /** The confirmation asks for a revision (undo). */
+  takesRevision?: true;
+  run(cluster: Cluster, name: string, input: ActionInput): Promise<string>;
+}
+
+export const ACTIONS: Action[] = [
+  {
+    id: 'promote',
+    label: 'Promote',
+    command: 'rollout promote',
+    confirm: 'Take the next canary step: lower the partition by one batch (maxUnavailable pods) and clear pause.',
+    run: (cluster, name) => promote(cluster, name, false),
+  },
+  {
+    id: 'promote-full',
+    label: 'Promote --full',
+    command: 'rollout promote --full',
+    confirm: 'Set the partition to 0 and clear pause: the whole NeoSet is updated.',
+    run: (cluster, name) => promote(cluster, name, true),
+  },
+  {
+    id: 'pause',
+    label: 'Pause',
+    command: 'rollout pause',
+    confirm: 'Set spec.updateStrategy.pause: no new pod update starts (updates in flight finish).',
+    run: (cluster, name) => setPause(cluster, name, true),
+  },
+  {
+    id: 'resume',
+    label: 'Resume',
+    command: 'rollout resume',
+    confirm: 'Clear spec.updateStrategy.pause: the rollout goes on.',
+    run: (cluster, name) => setPause(cluster, name, false),
+  },
+  {
+    id: 'undo',
+    label: 'Undo…',
+    command: 'rollout undo',
+    confirm: "Write the chosen revision's pod template into spec.template: the pods go back to it in place.",
+    takesRevision: true,
+    run: (cluster, name, input) => undo(cluster, name, input.revision),
+  },
+];
+
+/** What the page needs to draw a button and its confirmation. */
+export const actionInfo = ({ id, label, command, confirm, takesRevision }: Action) => ({ id, label, command, confirm, takesRevision: takesRevision ?? false });

@@ -1,0 +1,42 @@
+// GET /api/stream: the page's live feed, as Server-Sent Events. Each change the watches report is
+// sent as a whole new state, coalesced over COALESCE_MS (a rollout step changes several objects at
+// once) and skipped when the page's state did not change (a pod's resourceVersion is not shown).
+import type { Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import type { Store } from './store.ts';
+
+const COALESCE_MS = 100;
+/** A comment line now and then, so that a proxy or the browser does not time the stream out. */
+const KEEP_ALIVE_MS = 15_000;
+
+export function stateStream(c: Context, store: Store, state: () => unknown, closing: AbortSignal): Response {
+  return streamSSE(c, async (stream) => {
+    let last = '';
+    let timer: NodeJS.Timeout | undefined;
+    const send = async () => {
+      const data = JSON.stringify(state());
+      if (data === last || stream.aborted || stream.closed) return;
+      last = data;
+      await stream.writeSSE({ event: 'state', data }).catch(() => {});
+    };
+    const unsubscribe = store.subscribe(() => {
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        void send();
+      }, COALESCE_MS);
+    });
+    const keepAlive = setInterval(() => void stream.write(': keep-alive\n\n').catch(() => {}), KEEP_ALIVE_MS);
+    try {
+      await send();
+      await new Promise<void>((resolve) => {
+        stream.onAbort(resolve);
+        if (closing.aborted) resolve();
+        closing.addEventListener('abort', () => resolve(), { once: true });
+      });
+    } finally {
+      unsubscribe();
+      clearTimeout(timer);
+      clearInterval(keepAlive);
+    }
+  });
+}
