@@ -1,25 +1,31 @@
 // `npm test`'s first step after the type-check: make sure what the integration tests run is here,
 // before vitest starts (so a first build is not raced by any test timeout):
-//   - openssl (certificates) — installed with apt-get when missing and we are root;
+//   - openssl (certificates) and chromium (the dashboard's browser tests) — installed with apt-get
+//     when missing and we are root;
 //   - kubectl (the tests drive the cluster with it, as users do) — said clearly when missing;
 //   - etcd, kube-apiserver, kube-controller-manager: envtest's variables, else the cached build,
 //     else a build from the Go module proxy (several minutes, once per machine).
 import { spawnSync } from 'node:child_process';
+import { chromiumPath } from '../browser/chromium.ts';
 import { resolveBinaries } from './binaries.ts';
 
 const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 
-if (!has('openssl')) {
+/** Installs a Debian package with apt-get when we are root (CI's machine), else says what is missing. */
+function install(pkg: string, why: string): void {
   if (process.getuid?.() !== 0) {
-    console.error('error: openssl is needed for the test certificates: install it (Debian: apt-get install openssl)');
+    console.error(`error: ${pkg} is needed ${why}: install it (Debian: apt-get install ${pkg})`);
     process.exit(2);
   }
-  console.error('openssl is missing: apt-get install -y openssl');
-  for (const args of [['update'], ['install', '-y', '--no-install-recommends', 'openssl']]) {
-    const r = spawnSync('apt-get', args, { stdio: 'inherit' });
+  console.error(`${pkg} is missing: apt-get install -y ${pkg}`);
+  for (const args of [['update'], ['install', '-y', '--no-install-recommends', pkg]]) {
+    const r = spawnSync('apt-get', args, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
     if (r.status !== 0) process.exit(2);
   }
 }
+
+if (!has('openssl')) install('openssl', 'for the test certificates');
+if (!chromiumPath()) install('chromium', 'for the dashboard browser tests (or set CHROMIUM_PATH)');
 if (!has('kubectl')) {
   console.error('error: kubectl is needed on PATH (the integration tests and the plugin use it as users do)');
   process.exit(2);
