@@ -114,7 +114,10 @@ function newRevision(neoset: NeoSet, name: string, collisionCount: number, numbe
       ownerReferences: [neosetOwnerRef(neoset, true)],
       ...(changeCause ? { annotations: { [ANNOTATION_CHANGE_CAUSE]: changeCause } } : {}),
     },
-    data: { spec: { template: structuredClone(neoset.spec.template) } },
+    // Keys sorted at every depth: kube-apiserver compares `data` byte for byte on every update, and a
+    // strategic merge patch (the garbage collector's, orphaning) re-serializes it with sorted keys —
+    // any other order reads as a change of the immutable field.
+    data: JSON.parse(canonicalJson({ spec: { template: neoset.spec.template } })),
     revision: number,
   };
 }

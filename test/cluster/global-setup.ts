@@ -8,6 +8,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Admin kubeconfig of the integration run's control plane. */
     kubeconfigPath: string;
+    /** The control plane's audit log (control-plane.ts). */
+    auditLogPath: string;
   }
 }
 
@@ -25,5 +27,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
       `NeoSet CRD installed, ready in ${Date.now() - started} ms (kubeconfig ${controlPlane.kubeconfigPath})`,
   );
   project.provide('kubeconfigPath', controlPlane.kubeconfigPath);
+  project.provide('auditLogPath', controlPlane.auditLogPath);
   return () => controlPlane.stop();
 }

@@ -9,6 +9,11 @@ export function kubeconfigPath(): string {
   return inject('kubeconfigPath');
 }
 
+/** The API server's audit log: one JSON line per write to pods, revisions and NeoSets, in the order they landed. */
+export function auditLogPath(): string {
+  return inject('auditLogPath');
+}
+
 /** A new admin KubeConfig for client-node. */
 export function kubeConfig(): KubeConfig {
   const kc = new KubeConfig();

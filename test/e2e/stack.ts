@@ -24,6 +24,10 @@ export interface StackOptions {
   resyncMs?: number;
   readyDelayMs?: number;
   startDelayMs?: number;
+  /** The client of reconcile instance `index` (e.g. one whose reads lag); default the plain client. */
+  reconcileClient?: (index: number, client: KubeClient) => KubeClient;
+  /** The functions' logger (default: silent, or LOG_LEVEL). */
+  logger?: pino.Logger;
 }
 
 export interface Stack {
@@ -47,10 +51,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     readyDelayMs: opts.readyDelayMs ?? 300,
     startDelayMs: opts.startDelayMs ?? 100,
   });
-  const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+  const logger = opts.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   const sinks: Sink[] = [];
   for (let i = 0; i < (opts.reconcileInstances ?? 1); i++) {
-    sinks.push({ target: createReconcile({ client: createKubeClient(kc), logger, recheck: () => {} }).fetch, kinds: ['NeoSet', 'Pod', 'ping'] });
+    const instanceClient = opts.reconcileClient?.(i, createKubeClient(kc)) ?? createKubeClient(kc);
+    sinks.push({ target: createReconcile({ client: instanceClient, logger, recheck: () => {} }).fetch, kinds: ['NeoSet', 'Pod', 'ping'] });
   }
   for (let i = 0; i < (opts.readinessInstances ?? 1); i++) {
     sinks.push({ target: createReadiness({ client: createKubeClient(kc), logger }).fetch, kinds: ['Pod'] });
