@@ -1,7 +1,7 @@
 // `rollout history`: one row per revision, or one revision's pod template (--revision).
 import { stringify } from 'yaml';
 import type { NeoSet } from '../../shared/api/neoset.ts';
-import type { ControllerRevision } from '../../shared/core/k8s.ts';
+import type { ControllerRevision } from '../../shared/core/objects.ts';
 import { ref } from './neosets.ts';
 import { changeCauseOf, imagesOf, templateOf } from './revisions.ts';
 import { formatTable } from './table.ts';

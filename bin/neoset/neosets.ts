@@ -1,7 +1,7 @@
 // Reads of NeoSets and their ControllerRevisions, parsed at the edge into the API's types.
 import { NeoSet } from '../../shared/api/neoset.ts';
 import { LABEL_NEOSET_NAME, KIND } from '../../shared/api/names.ts';
-import type { ControllerRevision } from '../../shared/core/k8s.ts';
+import type { ControllerRevision } from '../../shared/core/objects.ts';
 import { ApiError, type KubeClient } from '../../shared/k8s/client.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { CliError, EXIT_API, notFound } from './errors.ts';

@@ -2,7 +2,7 @@
 // in `.data.spec.template`, a `.revision` number (higher is newer; a rollback renumbers the reused
 // revision to the highest) and the change-cause copied from the NeoSet when it was created.
 import type { NeoSet, PodTemplateSpec } from '../../shared/api/neoset.ts';
-import type { ControllerRevision } from '../../shared/core/k8s.ts';
+import type { ControllerRevision } from '../../shared/core/objects.ts';
 import { sameJson } from '../../shared/core/index.ts';
 
 import { ANNOTATION_CHANGE_CAUSE as CHANGE_CAUSE } from '../../shared/api/names.ts';

@@ -1,6 +1,6 @@
 // The server-side dry-run create of ordinal 0's Pod (SPEC §5): the API server validates the real
 // Pod — schema, field rules, admission plugins such as PodSecurity — without storing it.
-import type { Pod } from '../../shared/core/k8s.ts';
+import type { Pod } from '../../shared/core/objects.ts';
 import { ApiError, type KubeClient } from '../../shared/k8s/client.ts';
 
 export type DryRunResult =

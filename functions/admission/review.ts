@@ -3,7 +3,7 @@
 // cannot be answered as one (400); an AdmissionReview whose request we cannot judge is answered
 // allowed=false with the reason (the API server then refuses the write, as failurePolicy Fail would).
 import { z } from 'zod';
-import { fieldPath } from '../../shared/admission/field-path.ts';
+import { fieldPath } from '../../shared/core/field-path.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 

@@ -4,8 +4,8 @@
 // operations for absent keys are produced: a value the user wrote is never touched, and a spec
 // that already has every default gets no patch (idempotent; a second mutation is a no-op).
 import { NeoSetSpec } from '../api/neoset.ts';
-import { jsonPointer, type PathSegment } from './field-path.ts';
-import { isPlainObject } from './json.ts';
+import { jsonPointer, type PathSegment } from '../core/field-path.ts';
+import { isPlainObject } from '../core/json.ts';
 
 export interface JsonPatchAdd {
   op: 'add';

@@ -1,31 +1,4 @@
-// Plain-JSON helpers for values that came off the wire.
-
-export type JsonObject = Record<string, unknown>;
-
-export function isPlainObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/**
- * Equality of JSON values, with a key whose value is undefined counting as absent (as it does once
- * serialized). Iterative, so a deeply nested template cannot overflow the stack.
- */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  const stack: [unknown, unknown][] = [[a, b]];
-  while (stack.length > 0) {
-    const [x, y] = stack.pop()!;
-    if (x === y) continue;
-    if (Array.isArray(x) || Array.isArray(y)) {
-      if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
-      for (let i = 0; i < x.length; i++) stack.push([x[i], y[i]]);
-      continue;
-    }
-    if (!isPlainObject(x) || !isPlainObject(y)) return false;
-    const keys = new Set([...Object.keys(x), ...Object.keys(y)]);
-    for (const key of keys) stack.push([x[key], y[key]]);
-  }
-  return true;
-}
+// Plain-JSON helpers admission needs for what it reports (equality is the core's: core/json.ts).
 
 /** Nesting depth of a JSON value (a scalar is 0), computed without recursion. */
 export function jsonDepth(value: unknown): number {

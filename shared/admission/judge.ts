@@ -1,9 +1,9 @@
 // The whole admission decision as data (STYLE §1–2): rules and warnings, and — when the pod
 // template could newly fail — the Pod that the edge must dry-run-create. No I/O here.
 import type { NeoSet } from '../api/neoset.ts';
-import type { Pod } from '../core/k8s.ts';
+import type { Pod } from '../core/objects.ts';
 import { issue, type Issue } from './issue.ts';
-import { jsonEqual } from './json.ts';
+import { sameJson } from '../core/json.ts';
 import { LIMIT_VARIABLES, type AdmissionLimits } from './limits.ts';
 import { ordinalPod } from './pod.ts';
 import { neosetName, reviewIssues } from './validate.ts';
@@ -38,7 +38,7 @@ export function judgeNeoSet(review: NeoSetReview, limits: AdmissionLimits): Verd
   // An UPDATE that leaves the template alone skips the dry-run: besides saving a call, ordinal 0's
   // pod then exists and a tight ResourceQuota could refuse even a dry-run — neither should block
   // a change of, say, partition.
-  const dryRun = issues.length === 0 && (old === null || !jsonEqual(podInputs(old), podInputs(neoset)));
+  const dryRun = issues.length === 0 && (old === null || !sameJson(podInputs(old), podInputs(neoset)));
   return { issues, warnings, dryRunPod: dryRun ? ordinalPod(neoset, neosetName(neoset), namespace, 0) : null };
 }
 

@@ -5,8 +5,8 @@
 // No ownerReference: the NeoSet has no uid yet on CREATE. (The core's pod builder may replace this.)
 import type { NeoSet } from '../api/neoset.ts';
 import { CONDITION_INPLACE_READY, LABEL_NEOSET_NAME, LABEL_POD_INDEX, LABEL_POD_NAME } from '../api/names.ts';
-import type { Pod } from '../core/k8s.ts';
-import { isPlainObject } from './json.ts';
+import type { Pod } from '../core/objects.ts';
+import { isPlainObject } from '../core/json.ts';
 
 export function ordinalPod(neoset: NeoSet, name: string, namespace: string, ordinal: number): Pod {
   const podName = `${name}-${ordinal}`;

@@ -2,7 +2,7 @@
 // they run on the same node with the same limits, and a cap that a sidecar could dodge is no cap.
 import type { NeoSet } from '../api/neoset.ts';
 import { issue, type Issue } from './issue.ts';
-import { isPlainObject } from './json.ts';
+import { isPlainObject } from '../core/json.ts';
 import { LIMIT_VARIABLES, type AdmissionLimits } from './limits.ts';
 import { compareQuantities, parseQuantity, type Quantity } from './quantity.ts';
 

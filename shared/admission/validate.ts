@@ -2,13 +2,14 @@
 // applied). Each rule returns issues naming the field path and the limit; nothing throws.
 import type { NeoSet } from '../api/neoset.ts';
 import { capIssues } from './resources.ts';
-import { inPlaceChangeBlockers } from './in-place-change.ts';
+import { inPlaceChangeBlockers } from '../core/revisions/template-diff.ts';
 import { issue, sameIssue, type Issue } from './issue.ts';
-import { brief, jsonEqual } from './json.ts';
+import { sameJson } from '../core/json.ts';
+import { brief } from './json.ts';
 import { LIMIT_VARIABLES, type AdmissionLimits } from './limits.ts';
 import { unmetRequirements } from '../core/selector.ts';
 import { selectorShapeIssues } from './selector.ts';
-import { joinPath } from './field-path.ts';
+import { joinPath } from '../core/field-path.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /**
@@ -92,7 +93,7 @@ export function updateIssues(old: NeoSet, neoset: NeoSet): Issue[] {
   for (const field of IMMUTABLE) {
     const before = old.spec[field];
     const after = neoset.spec[field];
-    if (!jsonEqual(before ?? null, after ?? null)) {
+    if (!sameJson(before ?? null, after ?? null)) {
       issues.push(issue(`spec.${field}`, `field is immutable (was ${brief(before ?? null, 60)}, now ${brief(after ?? null, 60)})`));
     }
   }

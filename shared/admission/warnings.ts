@@ -1,11 +1,11 @@
 // Doubtful but legal settings, answered as AdmissionReview warnings (kubectl prints each as
 // `Warning: ...`). Kubernetes asks for short warnings (under 120 characters) without newlines.
 import type { NeoSet } from '../api/neoset.ts';
-import { inPlaceChangeBlockers } from './in-place-change.ts';
-import { jsonEqual } from './json.ts';
+import { inPlaceChangeBlockers } from '../core/revisions/template-diff.ts';
+import { sameJson } from '../core/json.ts';
 import type { AdmissionLimits } from './limits.ts';
 import { uncappedWarnings } from './resources.ts';
-import { joinPath } from './field-path.ts';
+import { joinPath } from '../core/field-path.ts';
 
 /** maxUnavailable resolved against replicas: a percentage rounds up and is at least 1 (SPEC §3). */
 export function resolveMaxUnavailable(value: number | string, replicas: number): number {
@@ -49,7 +49,7 @@ export function neosetWarnings(neoset: NeoSet, old: NeoSet | null, limits: Admis
       warnings.push(`spec.template.spec.containers[${i}].image "${c.image}" has no fixed tag: pushing it again rolls nothing out`);
     }
   });
-  if (old !== null && strategy.type === 'InPlaceIfPossible' && !jsonEqual(old.spec.template, spec.template)) {
+  if (old !== null && strategy.type === 'InPlaceIfPossible' && !sameJson(old.spec.template, spec.template)) {
     const blockers = inPlaceChangeBlockers(old.spec.template, spec.template);
     if (blockers.length > 0) {
       const shown = blockers.slice(0, 3).map((b) => joinPath('spec.template', b)).join(', ');

@@ -9,20 +9,20 @@
 //   3. one write per pod: scaling deletes, else the next step of an update in flight, else opening
 //      the gate, else the start of an update (the state annotation before the condition);
 //   4. releasing claims no decision will act on; 5. Events not tied to a write; 6. pruning history.
-import { availableSince } from './availability.ts';
-import { inFlightStep, openGate } from './in-place.ts';
+import { availableSince } from './pods/availability.ts';
+import { inFlightStep, openGate } from './update/in-place-steps.ts';
 import { sameJson } from './json.ts';
-import type { PersistentVolumeClaim } from './k8s.ts';
+import type { PersistentVolumeClaim } from './objects.ts';
 import { observe, type Observed } from './observed.ts';
-import { rolloutPending, type FailureReason } from './phase.ts';
+import { rolloutPending, type FailureReason } from './status/phase.ts';
 import type { Action, Plan } from './plan.ts';
-import { pruneRevisions } from './revisions.ts';
-import { claimOwnerActions, scalingActions } from './scaling.ts';
+import { pruneRevisions } from './revisions/revisions.ts';
+import { claimOwnerActions, scalingActions } from './scaling/scaling.ts';
 import type { Snapshot } from './snapshot.ts';
-import { computeStatus } from './status.ts';
+import { computeStatus } from './status/status.ts';
 import { Wakeups } from './time.ts';
-import { blockedPods, canMove, startUpdates } from './update.ts';
-import { neosetOwnerRef, objectRef } from './pods.ts';
+import { blockedPods, canMove, startUpdates } from './update/starts.ts';
+import { neosetOwnerRef, objectRef } from './pods/identity.ts';
 
 /**
  * Whose duties a decision carries out (§2.2): 'all' (a NeoSet event, a resync tick), or 'reconcile'

@@ -1,6 +1,7 @@
-// Canonical JSON: one spelling per value, whatever the key order or the client that wrote it.
-// Revision hashes (§4.2), template comparisons (§4.4 "in place when only images differ") and
-// "status is written only when it changed" (§4.6) all compare values through it.
+// JSON values as they come off the wire. Canonical JSON — one spelling per value, whatever the key
+// order or the client that wrote it — names revisions (§4.2); one deep equality serves template
+// comparisons (§4.4 "in place when only images differ"), "status is written only when it changed"
+// (§4.6) and admission's immutable-field checks (§5).
 
 /** JSON with object keys sorted at every depth; `undefined` members are dropped, as JSON.stringify does. */
 export function canonicalJson(value: unknown): string {
@@ -18,7 +19,29 @@ function sortKeys(value: unknown): unknown {
   return out;
 }
 
-/** Deep equality of two JSON values, key order ignored. */
+export type JsonObject = Record<string, unknown>;
+
+export function isPlainObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Deep equality of two JSON values, key order ignored, a key whose value is undefined counting as
+ * absent (as it does once serialized). Iterative, so a deeply nested input cannot overflow the stack.
+ */
 export function sameJson(a: unknown, b: unknown): boolean {
-  return canonicalJson(a) === canonicalJson(b);
+  const stack: [unknown, unknown][] = [[a, b]];
+  while (stack.length > 0) {
+    const [x, y] = stack.pop()!;
+    if (x === y) continue;
+    if (Array.isArray(x) || Array.isArray(y)) {
+      if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
+      for (let i = 0; i < x.length; i++) stack.push([x[i], y[i]]);
+      continue;
+    }
+    if (!isPlainObject(x) || !isPlainObject(y)) return false;
+    const keys = new Set([...Object.keys(x), ...Object.keys(y)]);
+    for (const key of keys) stack.push([x[key], y[key]]);
+  }
+  return true;
 }

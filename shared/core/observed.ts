@@ -2,17 +2,17 @@
 // (ours, and orphans to adopt), the live update claims (§2.0), the revisions, the effective current
 // revision, and the per-decision memo of template changes.
 import type { NeoSet, NeoSetStatus } from '../api/neoset.ts';
-import { isAvailable, isUnavailableForBudget } from './availability.ts';
-import { resolveMaxUnavailable } from './budget.ts';
-import { podInPlaceState } from './inplace-state.ts';
-import type { ControllerRevision, ObjectMeta, Pod } from './k8s.ts';
+import { isAvailable, isUnavailableForBudget } from './pods/availability.ts';
+import { resolveMaxUnavailable } from './update/budget.ts';
+import { podInPlaceState } from './update/state-annotation.ts';
+import type { ControllerRevision, ObjectMeta, Pod } from './objects.ts';
 import type { InPlaceState, ObjectRef } from './plan.ts';
-import { objectRef, parseOrdinal, podRevision } from './pods.ts';
-import { hasFinished, isTerminating } from './readiness.ts';
-import { resolveRevisions, type Revision, type Revisions } from './revisions.ts';
+import { objectRef, parseOrdinal, podRevision } from './pods/identity.ts';
+import { hasFinished, isTerminating } from './pods/conditions.ts';
+import { resolveRevisions, type Revision, type Revisions } from './revisions/revisions.ts';
 import { selects } from './selector.ts';
 import type { Snapshot } from './snapshot.ts';
-import { templateChange, type TemplateChange } from './template-diff.ts';
+import { templateChange, type TemplateChange } from './revisions/template-diff.ts';
 
 export interface PodView {
   pod: Pod;

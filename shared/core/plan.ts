@@ -1,7 +1,7 @@
 // The output of decide(): ordered actions (data, not calls — STYLE §2), the new status, and when to
 // look again. One switch in shared/k8s/apply.ts turns each action into conditional API writes.
 import type { NeoSetStatus } from '../api/neoset.ts';
-import type { ControllerRevision, OwnerReference, PersistentVolumeClaim, Pod } from './k8s.ts';
+import type { ControllerRevision, OwnerReference, PersistentVolumeClaim, Pod } from './objects.ts';
 
 /** Which object version an action was computed from: writes are conditional on it (SPEC §2). */
 export interface ObjectRef {

@@ -1,5 +1,5 @@
 import type { NeoSet } from '../api/neoset.ts';
-import type { ControllerRevision, PersistentVolumeClaim, Pod } from './k8s.ts';
+import type { ControllerRevision, PersistentVolumeClaim, Pod } from './objects.ts';
 
 /** Everything decide() reads: one NeoSet (spec defaults applied) and the objects it owns, as read at one moment. */
 export interface Snapshot {

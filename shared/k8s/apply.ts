@@ -15,9 +15,9 @@ import {
   LABEL_REVISION_HASH,
 } from '../api/names.ts';
 import type { Condition, NeoSetStatus } from '../api/neoset.ts';
-import { CONDITION_REPLICA_FAILURE } from '../core/conditions.ts';
+import { CONDITION_REPLICA_FAILURE } from '../core/status/conditions.ts';
 import { sameJson } from '../core/json.ts';
-import type { ControllerRevision, ObjectMeta, PersistentVolumeClaim, Pod } from '../core/k8s.ts';
+import type { ControllerRevision, ObjectMeta, PersistentVolumeClaim, Pod } from '../core/objects.ts';
 import { controlOf } from '../core/observed.ts';
 import type { Action, EventSpec, ObjectRef, Plan } from '../core/plan.ts';
 import type { Snapshot } from '../core/snapshot.ts';

@@ -1,7 +1,7 @@
 // One invocation's work, shared by the reconcile and readiness functions: name the NeoSets an event
 // points at, then for each read → decide → apply. Nothing is kept between invocations (SPEC §2).
 import { LABEL_NEOSET_NAME } from '../api/names.ts';
-import type { Pod } from '../core/k8s.ts';
+import type { Pod } from '../core/objects.ts';
 import type { Plan } from '../core/plan.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import type { Target } from '../events/target.ts';

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { LABEL_NEOSET_NAME } from '../api/names.ts';
 import { NeoSet } from '../api/neoset.ts';
-import type { ControllerRevision, ObjectMeta, PersistentVolumeClaim, Pod } from '../core/k8s.ts';
+import type { ControllerRevision, ObjectMeta, PersistentVolumeClaim, Pod } from '../core/objects.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import type { KubeClient } from './client.ts';
 import { paths } from './paths.ts';

@@ -1,6 +1,6 @@
 // Small readers and writers the end-to-end scenarios share.
 import { ANNOTATION_INPLACE_STATE, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
-import type { Pod } from '../../shared/core/k8s.ts';
+import type { Pod } from '../../shared/core/objects.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import type { Stack } from './stack.ts';
 import type { NeoSetObject } from './observer.ts';

@@ -5,7 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, LABEL_NEOSET_NAME, PLURAL } from '../../shared/api/names.ts';
 import { NeoSet } from '../../shared/api/neoset.ts';
 import { checkInvariants } from '../oracle/index.ts';
-import type { Pod } from '../../shared/core/k8s.ts';
+import type { Pod } from '../../shared/core/objects.ts';
 import { resilientWatch, type KubeObject } from '../pump/resilient-watch.ts';
 
 export interface ObservedViolation {

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE } from '../../shared/api/names.ts';
-import type { Pod } from '../../shared/core/k8s.ts';
+import type { Pod } from '../../shared/core/objects.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { auditLogPath } from '../cluster/harness.ts';

@@ -2,7 +2,7 @@
 // on the real API server with the simulated kubelet.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE } from '../../shared/api/names.ts';
-import type { Pod } from '../../shared/core/k8s.ts';
+import type { Pod } from '../../shared/core/objects.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { applyNeoSet, isReady, ordinalOf, patchNeoSet, setImage, settledOn, untilStatus } from '../e2e/helpers.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';

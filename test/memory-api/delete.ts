@@ -3,7 +3,7 @@
 // (podStrategy.CheckGracefulDelete): it gets a deletionTimestamp and stays until its kubelet removes
 // it — unless it was never scheduled or has already finished, when it goes at once. Other objects go
 // at once, unless they carry finalizers: then they terminate until an update removes the last one.
-import { isPlainObject } from '../../shared/admission/json.ts';
+import { isPlainObject } from '../../shared/core/json.ts';
 import { conflict } from './errors.ts';
 import { RESOURCES, type Resource, type Target } from './resources.ts';
 import type { KubeObject, Store } from './store.ts';

@@ -2,7 +2,7 @@
 // merge patch (k8s.io/apimachinery/pkg/util/strategicpatch, the subset whose lists NeoSet's objects
 // have) and JSON patch (RFC 6902). No npm package does strategic merge, and the two RFCs are a few
 // lines each on plain JSON, so all three are here rather than in a dependency.
-import { isPlainObject, jsonEqual, type JsonObject } from '../../shared/admission/json.ts';
+import { isPlainObject, sameJson, type JsonObject } from '../../shared/core/json.ts';
 
 /** A patch that cannot be applied to the object (the server answers 422). */
 export class PatchFailed extends Error {}
@@ -35,7 +35,7 @@ export function strategicMerge(original: unknown, patch: unknown, keys: Record<s
     if (key.startsWith('$deleteFromPrimitiveList/')) {
       const field = key.slice('$deleteFromPrimitiveList/'.length);
       const drop = (value as unknown[]) ?? [];
-      if (Array.isArray(out[field])) out[field] = (out[field] as unknown[]).filter((x) => !drop.some((d) => jsonEqual(d, x)));
+      if (Array.isArray(out[field])) out[field] = (out[field] as unknown[]).filter((x) => !drop.some((d) => sameJson(d, x)));
       continue;
     }
     if (key.startsWith('$')) continue;
@@ -57,7 +57,7 @@ function withoutDirectives(item: JsonObject): JsonObject {
 
 function mergeList(original: unknown[], patch: unknown[], mergeKey: string, keys: Record<string, string>, itemPath: string): unknown[] {
   const id = (item: unknown) => (mergeKey === '' ? item : (item as JsonObject)?.[mergeKey]);
-  const sameId = (a: unknown, b: unknown) => jsonEqual(id(a), id(b));
+  const sameId = (a: unknown, b: unknown) => sameJson(id(a), id(b));
   if (patch.some((p) => isPlainObject(p) && p.$patch === 'replace')) {
     return patch.filter((p) => !(isPlainObject(p) && p.$patch === 'replace')).map((p) => (isPlainObject(p) ? withoutDirectives(p) : p));
   }
@@ -180,7 +180,7 @@ export function jsonPatch(doc: unknown, operations: unknown): unknown {
         out = add(out, path, clone(get(out, from ?? '')));
         break;
       case 'test':
-        if (!jsonEqual(get(out, path), value)) throw new PatchFailed(`testing value ${path} failed: test failed`);
+        if (!sameJson(get(out, path), value)) throw new PatchFailed(`testing value ${path} failed: test failed`);
         break;
       default:
         throw new PatchFailed(`unexpected kind: ${op}`);

@@ -1,7 +1,7 @@
 // The part of Pod validation that an in-place update runs into (k8s.io/kubernetes
 // pkg/apis/core/validation ValidatePodUpdate): after creation only container images, and a few
 // scheduling fields, may change in .spec; everything else is a 422 that names the fields.
-import { isPlainObject, jsonEqual, type JsonObject } from '../../shared/admission/json.ts';
+import { isPlainObject, sameJson, type JsonObject } from '../../shared/core/json.ts';
 import { invalid, type StatusError } from './errors.ts';
 
 const UPDATABLE = [
@@ -36,7 +36,7 @@ function changedFields(before: JsonObject, after: JsonObject, path = 'spec'): st
   const out: string[] = [];
   for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
     const [b, a] = [before[key], after[key]];
-    if (jsonEqual(b, a)) continue;
+    if (sameJson(b, a)) continue;
     if (Array.isArray(b) && Array.isArray(a) && b.length === a.length && (key === 'containers' || key === 'initContainers')) {
       b.forEach((x, i) => isPlainObject(x) && out.push(...changedFields(x, a[i] as JsonObject, `${path}.${key}[${i}]`)));
     } else out.push(`${path}.${key}`);
@@ -63,7 +63,7 @@ export function validatePodUpdate(name: string, before: Spec, after: Spec): Stat
   if (typeof before.terminationGracePeriodSeconds === 'number' && before.terminationGracePeriodSeconds < 0 && munged.terminationGracePeriodSeconds === 1) {
     munged.terminationGracePeriodSeconds = before.terminationGracePeriodSeconds;
   }
-  if (jsonEqual(munged, before)) return null;
+  if (sameJson(munged, before)) return null;
   // The real message follows with a go-cmp diff of the specs; the changed field paths stand in for it.
   const diff = changedFields(before, munged).join(', ');
   return invalid('Pod', name, [`spec: Forbidden: pod updates may not change fields other than ${UPDATABLE}\nchanged: ${diff}`]);

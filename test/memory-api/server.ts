@@ -1,6 +1,6 @@
 // One request, evaluated atomically against the store: the REST verbs of kube-apiserver for the
 // resources NeoSet uses. Throws StatusError for what the server would answer with a failure.
-import { isPlainObject } from '../../shared/admission/json.ts';
+import { isPlainObject } from '../../shared/core/json.ts';
 import type { PatchType } from '../../shared/k8s/client.ts';
 import { remove } from './delete.ts';
 import { alreadyExists, badRequest, forbidden, invalid, StatusError } from './errors.ts';

@@ -2,8 +2,8 @@
 // resourceVersion counter that every change bumps (a create, an update, a removal). Reading and
 // writing here directly is what a kubelet or the garbage collector does: no validation, no
 // preconditions, but a real write all the same (a new resourceVersion; nothing when nothing changed).
-import { jsonEqual } from '../../shared/admission/json.ts';
-import type { ObjectMeta } from '../../shared/core/k8s.ts';
+import { sameJson } from '../../shared/core/json.ts';
+import type { ObjectMeta } from '../../shared/core/objects.ts';
 import { rfc3339 } from '../../shared/core/time.ts';
 import { encode } from './codec.ts';
 import { apiVersionOf, RESOURCES, type Resource } from './resources.ts';
@@ -82,7 +82,7 @@ export class Store {
     const old = table.get(key(meta.namespace, meta.name));
     meta.uid ??= old?.metadata.uid ?? this.newUid();
     meta.creationTimestamp ??= old?.metadata.creationTimestamp ?? this.timestamp();
-    if (old && jsonEqual({ ...next, metadata: { ...meta, resourceVersion: undefined } }, { ...old, metadata: { ...old.metadata, resourceVersion: undefined } })) {
+    if (old && sameJson({ ...next, metadata: { ...meta, resourceVersion: undefined } }, { ...old, metadata: { ...old.metadata, resourceVersion: undefined } })) {
       return structuredClone(old) as T;
     }
     meta.resourceVersion = String(++this.#revision);

@@ -3,7 +3,7 @@
 // strategies of resources.ts: the resourceVersion precondition first (even for a change that turns
 // out to be none), then what the subresource may touch, validation, generation, and no write at all
 // when the object comes out unchanged.
-import { isPlainObject, jsonEqual, type JsonObject } from '../../shared/admission/json.ts';
+import { isPlainObject, sameJson, type JsonObject } from '../../shared/core/json.ts';
 import { badRequest, conflict, invalid, notFound, StatusError, unprocessable } from './errors.ts';
 import { jsonPatch, mergePatch, PatchFailed, strategicMerge } from './patch.ts';
 import { validatePodUpdate } from './pod-validation.ts';
@@ -73,7 +73,7 @@ export function update(store: Store, t: Target, body: unknown, opts: { patch?: b
     if (error) throw error;
   }
   if (generationChanged(info.generation, old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1;
-  if (jsonEqual(next, old)) return old;
+  if (sameJson(next, old)) return old;
   // The update that removes the last finalizer of an object being deleted deletes it (store.go
   // shouldDeleteDuringUpdate).
   const { deletionTimestamp, deletionGracePeriodSeconds, finalizers } = next.metadata;
@@ -115,8 +115,8 @@ function statusUpdate(plural: string, old: KubeObject, body: JsonObject): KubeOb
 
 function generationChanged(rule: 'spec' | 'all' | 'none', old: KubeObject, next: KubeObject): boolean {
   if (rule === 'none' || old.metadata.generation === undefined) return false;
-  if (rule === 'spec') return !jsonEqual(old.spec, next.spec);
+  if (rule === 'spec') return !sameJson(old.spec, next.spec);
   const { metadata: _a, status: _b, ...before } = old;
   const { metadata: _c, status: _d, ...after } = next;
-  return !jsonEqual(before, after);
+  return !sameJson(before, after);
 }

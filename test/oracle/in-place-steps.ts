@@ -9,7 +9,7 @@
 //                the two observations (§2.0 chains them), and then the new images are done.
 //   Terminating  a terminating pod is never written again (labels, annotations, images, gate).
 import { CONDITION_INPLACE_READY } from '../../shared/api/names.ts';
-import type { Pod } from '../../shared/core/k8s.ts';
+import type { Pod } from '../../shared/core/objects.ts';
 import type { Report } from './types.ts';
 import type { PodFacts, View } from './view.ts';
 import { condition, isTrue, normalizeImage, sameJson, seconds } from './wire.ts';

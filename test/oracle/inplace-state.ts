@@ -2,7 +2,7 @@
 // Only the fields the SPEC names are read; any other field (the core may add and remove its own) is
 // ignored, so no check can lean on a flag that the checked code writes about itself.
 import { ANNOTATION_INPLACE_STATE } from '../../shared/api/names.ts';
-import type { Pod } from '../../shared/core/k8s.ts';
+import type { Pod } from '../../shared/core/objects.ts';
 
 export interface InPlaceState {
   /** The revision the pod is moving to. */

@@ -3,7 +3,7 @@
 // hand where the rule is about a decision, so that a case does not depend on what the core decides.
 import { describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
-import type { Pod } from '../../shared/core/k8s.ts';
+import type { Pod } from '../../shared/core/objects.ts';
 import { settled } from '../unit/helpers.ts';
 import type { World } from '../unit/world.ts';
 import { checkInvariants, type Invariant, type Observation } from './index.ts';

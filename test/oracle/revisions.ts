@@ -4,7 +4,7 @@
 // status.currentRevision when it is stored, else the update revision. Without the stored revisions
 // (an e2e observer that only watches NeoSets and pods), both are read from status.
 import type { NeoSet } from '../../shared/api/neoset.ts';
-import type { ControllerRevision } from '../../shared/core/k8s.ts';
+import type { ControllerRevision } from '../../shared/core/objects.ts';
 import { sameJson } from './wire.ts';
 
 export interface RevisionFacts {

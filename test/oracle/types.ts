@@ -1,6 +1,6 @@
 // The oracle's public vocabulary: what it is given (observed states) and what it answers (violations).
 // Kept identical to the checker it replaces, so that a test switches by changing one import line.
-import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../../shared/core/k8s.ts';
+import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../../shared/core/objects.ts';
 
 /** An observed state: plain JSON as read from the API server (or the in-memory world). */
 export interface Observation {

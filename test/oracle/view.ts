@@ -3,7 +3,7 @@
 // unavailable in the budget's sense (§4.4).
 import { LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 import { NeoSet } from '../../shared/api/neoset.ts';
-import type { PersistentVolumeClaim, Pod } from '../../shared/core/k8s.ts';
+import type { PersistentVolumeClaim, Pod } from '../../shared/core/objects.ts';
 import { inPlaceState, type InPlaceState } from './inplace-state.ts';
 import { resolveRevisions, type RevisionFacts } from './revisions.ts';
 import type { Observation } from './types.ts';

@@ -1,6 +1,6 @@
 // Reading Kubernetes wire data as the SPEC describes it, written here rather than imported from the
 // core: an oracle that shared these helpers with the code it checks would share their bugs too.
-import type { Pod, PodCondition } from '../../shared/core/k8s.ts';
+import type { Pod, PodCondition } from '../../shared/core/objects.ts';
 
 export function condition(pod: Pod, type: string): PodCondition | undefined {
   return pod.status?.conditions?.find((c) => c.type === type);

@@ -3,10 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { NeoSet, NeoSetSpec } from '../../shared/api/neoset.ts';
 import { defaultsPatch } from '../../shared/admission/defaults.ts';
-import { fieldPath, jsonPointer } from '../../shared/admission/field-path.ts';
-import { inPlaceChangeBlockers } from '../../shared/admission/in-place-change.ts';
+import { fieldPath, jsonPointer } from '../../shared/core/field-path.ts';
+import { inPlaceChangeBlockers } from '../../shared/core/revisions/template-diff.ts';
 import { judgeNeoSet, judgeScale } from '../../shared/admission/judge.ts';
-import { jsonEqual } from '../../shared/admission/json.ts';
+import { sameJson } from '../../shared/core/json.ts';
 import { ConfigError, DEFAULT_LIMITS, limitsFromEnv } from '../../shared/admission/limits.ts';
 import { ordinalPod } from '../../shared/admission/pod.ts';
 import { compareQuantities, parseQuantity } from '../../shared/admission/quantity.ts';
@@ -340,10 +340,10 @@ describe("ordinal 0's pod and when to dry-run it", () => {
   });
 });
 
-describe('jsonEqual', () => {
+describe('sameJson', () => {
   it('treats an undefined key as absent and compares deeply', () => {
-    expect(jsonEqual({ a: 1, b: undefined }, { a: 1 })).toBe(true);
-    expect(jsonEqual({ a: [1, { b: 2 }] }, { a: [1, { b: 3 }] })).toBe(false);
-    expect(jsonEqual([1], { 0: 1 })).toBe(false);
+    expect(sameJson({ a: 1, b: undefined }, { a: 1 })).toBe(true);
+    expect(sameJson({ a: [1, { b: 2 }] }, { a: [1, { b: 3 }] })).toBe(false);
+    expect(sameJson([1], { 0: 1 })).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 // Pod identity (SPEC §4.1): the pod NeoSet creates for an ordinal.
 import { describe, expect, it } from 'vitest';
-import { newPod, parseOrdinal } from '../../shared/core/pods.ts';
+import { newPod, parseOrdinal } from '../../shared/core/pods/identity.ts';
 import { plan } from './helpers.ts';
 import { World } from './world.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeImage, runsImage, sameImage } from '../../shared/core/images.ts';
+import { normalizeImage, runsImage, sameImage } from '../../shared/core/pods/images.ts';
 
 describe('normalizeImage', () => {
   it.each([

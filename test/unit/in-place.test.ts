@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY } from '../../shared/api/names.ts';
 import { decideReadiness } from '../../shared/core/decide.ts';
-import { parseInPlaceState } from '../../shared/core/inplace-state.ts';
+import { parseInPlaceState } from '../../shared/core/update/state-annotation.ts';
 import type { Action, InPlaceState } from '../../shared/core/plan.ts';
 import { plan, settled, steps } from './helpers.ts';
 import type { World } from './world.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeInPlaceState, parseInPlaceState } from '../../shared/core/inplace-state.ts';
+import { encodeInPlaceState, parseInPlaceState } from '../../shared/core/update/state-annotation.ts';
 import type { InPlaceState } from '../../shared/core/plan.ts';
 
 describe('the in-place state annotation', () => {

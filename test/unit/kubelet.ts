@@ -2,9 +2,9 @@
 // start containers, pass readiness probes, restart a container whose image was patched, crashloop
 // on a bad image, fail — and the pod conditions it computes (ContainersReady; Ready including the
 // readiness gates).
-import { fnv32a } from '../../shared/core/hash.ts';
-import { normalizeImage } from '../../shared/core/images.ts';
-import type { ContainerStatus, Pod, PodCondition } from '../../shared/core/k8s.ts';
+import { fnv32a } from '../../shared/core/revisions/hash.ts';
+import { normalizeImage } from '../../shared/core/pods/images.ts';
+import type { ContainerStatus, Pod, PodCondition } from '../../shared/core/objects.ts';
 import { rfc3339 } from '../../shared/core/time.ts';
 
 /** Images whose containers crash forever (CrashLoopBackOff). */

@@ -1,6 +1,6 @@
 // NeoSets and ControllerRevisions as the plugin reads them from the API server, for its unit tests.
 import { NeoSet, type NeoSetStatus } from '../../shared/api/neoset.ts';
-import type { ControllerRevision } from '../../shared/core/k8s.ts';
+import type { ControllerRevision } from '../../shared/core/objects.ts';
 
 export const template = (image: string, extra: Record<string, unknown> = {}) => ({
   metadata: { labels: { app: 'mysql' } },

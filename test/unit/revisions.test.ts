@@ -2,8 +2,8 @@
 // and when currentRevision advances.
 import { describe, expect, it } from 'vitest';
 import { NeoSet } from '../../shared/api/neoset.ts';
-import { templateHash } from '../../shared/core/hash.ts';
-import { resolveRevisions, revisionName } from '../../shared/core/revisions.ts';
+import { templateHash } from '../../shared/core/revisions/hash.ts';
+import { resolveRevisions, revisionName } from '../../shared/core/revisions/revisions.ts';
 import { plan, settled, steps } from './helpers.ts';
 import { World } from './world.ts';
 

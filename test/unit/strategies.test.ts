@@ -1,11 +1,11 @@
 // Update strategies and the budget (SPEC §4.4): InPlaceIfPossible, InPlaceOnly, ReCreate, OnDelete;
 // maxUnavailable batches; pods already unavailable are rescued first, outside the budget.
 import { describe, expect, it } from 'vitest';
-import { resolveMaxUnavailable } from '../../shared/core/budget.ts';
+import { resolveMaxUnavailable } from '../../shared/core/update/budget.ts';
 import { NeoSetSpec } from '../../shared/api/neoset.ts';
 import { imagesOfPods, plan, revisionsOfPods, settled, steps, uids } from './helpers.ts';
 import { World } from './world.ts';
-import { podInPlaceState } from '../../shared/core/inplace-state.ts';
+import { podInPlaceState } from '../../shared/core/update/state-annotation.ts';
 
 const state = (w: World, i: number) => podInPlaceState(w.pod(i)!);
 

@@ -1,7 +1,7 @@
 // The template-change paths follow the API server's field paths (containers by index), as admission reports them.
 import { describe, expect, it } from 'vitest';
 import type { PodTemplateSpec } from '../../shared/api/neoset.ts';
-import { templateChange } from '../../shared/core/template-diff.ts';
+import { templateChange } from '../../shared/core/revisions/template-diff.ts';
 
 const base: PodTemplateSpec = {
   metadata: { labels: { app: 'web' }, annotations: { a: '1' } },

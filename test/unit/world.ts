@@ -7,7 +7,7 @@ import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY, LABEL_REVISION_HASH 
 import { NeoSet, type NeoSetSpecInput } from '../../shared/api/neoset.ts';
 import { decide } from '../../shared/core/decide.ts';
 import type { Observation } from '../oracle/index.ts';
-import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../../shared/core/k8s.ts';
+import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../../shared/core/objects.ts';
 import type { Action, ObjectRef, Plan } from '../../shared/core/plan.ts';
 import type { Snapshot } from '../../shared/core/snapshot.ts';
 import { rfc3339 } from '../../shared/core/time.ts';

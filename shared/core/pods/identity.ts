@@ -8,11 +8,11 @@ import {
   LABEL_POD_INDEX,
   LABEL_POD_NAME,
   LABEL_REVISION_HASH,
-} from '../api/names.ts';
-import type { NeoSet, PodTemplateSpec } from '../api/neoset.ts';
-import { claimName } from './claims.ts';
-import type { OwnerReference, Pod } from './k8s.ts';
-import type { ObjectRef } from './plan.ts';
+} from '../../api/names.ts';
+import type { NeoSet, PodTemplateSpec } from '../../api/neoset.ts';
+import { claimName } from '../scaling/volume-claims.ts';
+import type { OwnerReference, Pod } from '../objects.ts';
+import type { ObjectRef } from '../plan.ts';
 
 export function podName(neoset: string, ordinal: number): string {
   return `${neoset}-${ordinal}`;

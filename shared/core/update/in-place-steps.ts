@@ -13,13 +13,13 @@
 //
 // The grace period runs from the moment the gate became False (its lastTransitionTime), not from
 // the annotation write: that is when the pod left the Service endpoints.
-import { ANNOTATION_INPLACE_STATE } from '../api/names.ts';
-import type { Observed, PodView } from './observed.ts';
-import type { Action, InPlaceState } from './plan.ts';
-import { POD_IDENTITY_LABELS } from './pods.ts';
-import { containerIds, inPlaceGate, inPlaceUpdateDone, isRunningAndStarted } from './readiness.ts';
-import { rfc3339, toMs, type Wakeups } from './time.ts';
-import { canMove, drainingState, markDraining, updateMethod } from './update.ts';
+import { ANNOTATION_INPLACE_STATE } from '../../api/names.ts';
+import type { Observed, PodView } from '../observed.ts';
+import type { Action, InPlaceState } from '../plan.ts';
+import { POD_IDENTITY_LABELS } from '../pods/identity.ts';
+import { containerIds, inPlaceGate, inPlaceUpdateDone, isRunningAndStarted } from '../pods/conditions.ts';
+import { rfc3339, toMs, type Wakeups } from '../time.ts';
+import { canMove, drainingState, markDraining, updateMethod } from './starts.ts';
 
 export const REASON_DRAINING = 'InPlaceUpdateDraining';
 

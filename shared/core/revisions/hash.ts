@@ -1,7 +1,7 @@
 // The revision hash (§4.2), after the StatefulSet controller's ComputeHash: FNV-32a over the
 // template (here: its canonical JSON) and collisionCount, printed in decimal and spelled with an
 // alphabet that cannot form words or look like another digit (k8s.io/apimachinery rand.SafeEncodeString).
-import { canonicalJson } from './json.ts';
+import { canonicalJson } from '../json.ts';
 
 const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const FNV_OFFSET = 0x811c9dc5;

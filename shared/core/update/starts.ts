@@ -1,11 +1,11 @@
 // Which pods the rollout moves to updateRevision, how, and which start now (§4.4), under the
 // claim-before-act rule (§2.0): the starts of a decision are claimed in status.updateClaims, written
 // before any of them, conditional on the NeoSet's resourceVersion.
-import { isAvailable } from './availability.ts';
-import { unavailableInRange, type Observed, type PodView, type UpdateClaim } from './observed.ts';
-import type { Action, InPlaceState } from './plan.ts';
-import { isReady } from './readiness.ts';
-import { rfc3339 } from './time.ts';
+import { isAvailable } from '../pods/availability.ts';
+import { unavailableInRange, type Observed, type PodView, type UpdateClaim } from '../observed.ts';
+import type { Action, InPlaceState } from '../plan.ts';
+import { isReady } from '../pods/conditions.ts';
+import { rfc3339 } from '../time.ts';
 
 /**
  * How a pod on revision `from` reaches updateRevision under the strategy: in place (only images and

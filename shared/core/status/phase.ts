@@ -1,7 +1,7 @@
 // The rollout phase (§4.6), a pure function of the snapshot:
 // Failed > Paused > Canary > RollingOut > Completed > Idle.
-import type { Phase } from '../api/neoset.ts';
-import { rolloutInProgress, type Observed } from './observed.ts';
+import type { Phase } from '../../api/neoset.ts';
+import { rolloutInProgress, type Observed } from '../observed.ts';
 
 export type FailureReason = 'ProgressDeadlineExceeded' | 'InPlaceOnlyBlocked';
 

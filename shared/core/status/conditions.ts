@@ -1,9 +1,9 @@
 // The NeoSet conditions (§4.6, seed ch.8): Available, Progressing, Paused, ReadyForUpgrade, each with
 // observedGeneration; lastTransitionTime changes only when the status flips (monitoring alerts on
 // "False for 5 minutes" rely on it).
-import type { Condition, Phase } from '../api/neoset.ts';
+import type { Condition, Phase } from '../../api/neoset.ts';
 import type { FailureReason } from './phase.ts';
-import { rfc3339 } from './time.ts';
+import { rfc3339 } from '../time.ts';
 
 export interface ConditionFacts {
   generation: number;

@@ -1,10 +1,23 @@
-// Can the change between two pod templates be made in place (SPEC §4.4)? Only container images and
-// the template's labels and annotations can: kubelet restarts a container whose image was patched,
-// while any other Pod spec field is immutable on a running Pod (or, for the few that are not, NeoSet
-// does not patch it), so such a change means delete and recreate. Shared by admission (InPlaceOnly
-// refuses the rest) and the core (InPlaceIfPossible decides between patch and recreate).
-import { fieldPath, type PathSegment } from './field-path.ts';
-import { isPlainObject, jsonEqual, type JsonObject } from './json.ts';
+// Can a pod move from one template to another in place (§4.4)? Only container images and the
+// template's labels and annotations can: kubelet restarts a container whose image was patched, while
+// any other Pod spec field is immutable on a running Pod (or, for the few that are not, NeoSet does
+// not patch it), so such a change means delete and recreate. The rule is the core's; admission uses
+// it too (InPlaceOnly refuses the rest), so the two can never disagree.
+import type { PodTemplateSpec } from '../../api/neoset.ts';
+import { fieldPath, type PathSegment } from '../field-path.ts';
+import { isPlainObject, sameJson, type JsonObject } from '../json.ts';
+
+export interface TemplateChange {
+  /** Nothing differs beyond container images and template labels/annotations. */
+  inPlace: boolean;
+  /** The fields that differ beyond those, as API field paths (`spec.containers[0].env`): what InPlaceOnly names. */
+  differences: string[];
+}
+
+export function templateChange(from: PodTemplateSpec, to: PodTemplateSpec): TemplateChange {
+  const differences = inPlaceChangeBlockers(from, to);
+  return { inPlace: differences.length === 0, differences };
+}
 
 /** Structurally a PodTemplateSpec; PodTemplateSpec and a ControllerRevision's stored template both fit. */
 export interface PodTemplateLike {
@@ -16,16 +29,16 @@ const IN_PLACE_METADATA = new Set(['labels', 'annotations']);
 
 function changedKeys(a: JsonObject, b: JsonObject, at: PathSegment[], except: Set<string>): string[] {
   const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => !except.has(k)).sort();
-  return keys.filter((k) => !jsonEqual(a[k], b[k])).map((k) => fieldPath([...at, k]));
+  return keys.filter((k) => !sameJson(a[k], b[k])).map((k) => fieldPath([...at, k]));
 }
 
 function containerBlockers(a: unknown, b: unknown): string[] {
-  if (!Array.isArray(a) || !Array.isArray(b)) return jsonEqual(a, b) ? [] : ['spec.containers'];
+  if (!Array.isArray(a) || !Array.isArray(b)) return sameJson(a, b) ? [] : ['spec.containers'];
   // Adding or removing a container changes the Pod's container list, which is immutable.
   if (a.length !== b.length) return ['spec.containers'];
   return a.flatMap((before, i) => {
     const after = b[i];
-    if (!isPlainObject(before) || !isPlainObject(after)) return jsonEqual(before, after) ? [] : [fieldPath(['spec', 'containers', i])];
+    if (!isPlainObject(before) || !isPlainObject(after)) return sameJson(before, after) ? [] : [fieldPath(['spec', 'containers', i])];
     return changedKeys(before, after, ['spec', 'containers', i], new Set(['image']));
   });
 }

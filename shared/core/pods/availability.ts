@@ -1,10 +1,10 @@
 // Availability (§4.5): Ready for at least minReadySeconds, measured from the Ready condition's
 // lastTransitionTime so that it survives any restart of the function. And the stricter notion the
 // update budget uses (§4.4): an in-place update in flight makes a pod unavailable even while Ready.
-import { podInPlaceState } from './inplace-state.ts';
-import type { Pod } from './k8s.ts';
-import { isReady, isTerminating, podCondition } from './readiness.ts';
-import { toMs } from './time.ts';
+import { podInPlaceState } from '../update/state-annotation.ts';
+import type { Pod } from '../objects.ts';
+import { isReady, isTerminating, podCondition } from './conditions.ts';
+import { toMs } from '../time.ts';
 
 /**
  * When the pod becomes (or became) available, in ms; null while it is not Ready or is terminating.

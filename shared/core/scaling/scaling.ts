@@ -1,12 +1,12 @@
 // Scaling (§4.3): which ordinals are created or deleted in this decision, and at which revision a
 // new pod starts.
-import { claimNames, claimOwnersFor, newClaim, replaceClaimOwners } from './claims.ts';
-import type { PersistentVolumeClaim } from './k8s.ts';
-import { rolloutInProgress, type Observed, type PodView } from './observed.ts';
-import type { Action } from './plan.ts';
-import { newPod, objectRef, podName } from './pods.ts';
-import { isRunningAndReady } from './readiness.ts';
-import type { Revision } from './revisions.ts';
+import { claimNames, claimOwnersFor, newClaim, replaceClaimOwners } from './volume-claims.ts';
+import type { PersistentVolumeClaim } from '../objects.ts';
+import { rolloutInProgress, type Observed, type PodView } from '../observed.ts';
+import type { Action } from '../plan.ts';
+import { newPod, objectRef, podName } from '../pods/identity.ts';
+import { isRunningAndReady } from '../pods/conditions.ts';
+import type { Revision } from '../revisions/revisions.ts';
 
 /**
  * The revision a pod NeoSet creates for `ordinal` starts at. SPEC §4.3 gives two rules for a pod

@@ -1,13 +1,13 @@
 // NeoSet .status (§4.6): counts, revisions, images, phase, pods being updated, conditions.
-import type { NeoSetStatus } from '../api/neoset.ts';
-import { isAvailable } from './availability.ts';
+import type { NeoSetStatus } from '../../api/neoset.ts';
+import { isAvailable } from '../pods/availability.ts';
 import { neosetConditions } from './conditions.ts';
-import type { Observed, UpdateClaim } from './observed.ts';
+import type { Observed, UpdateClaim } from '../observed.ts';
 import type { FailureReason } from './phase.ts';
 import { phaseOf } from './phase.ts';
-import { isReady } from './readiness.ts';
-import { mainImage } from './revisions.ts';
-import { labelSelectorString } from './selector.ts';
+import { isReady } from '../pods/conditions.ts';
+import { mainImage } from '../revisions/revisions.ts';
+import { labelSelectorString } from '../selector.ts';
 
 export function computeStatus(
   o: Observed,

@@ -1,13 +1,13 @@
 // Revisions (§4.2): every distinct spec.template is stored as a ControllerRevision `<neoset>-<hash>`
 // with an increasing `.revision` number. updateRevision is the revision of the current template; a
 // template equal to an older revision reuses it and is renumbered to the top (that is rollback).
-import { ANNOTATION_CHANGE_CAUSE, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../api/names.ts';
-import type { NeoSet, PodTemplateSpec } from '../api/neoset.ts';
+import { ANNOTATION_CHANGE_CAUSE, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../../api/names.ts';
+import type { NeoSet, PodTemplateSpec } from '../../api/neoset.ts';
 import { templateHash } from './hash.ts';
-import { canonicalJson } from './json.ts';
-import type { ControllerRevision } from './k8s.ts';
-import type { Action } from './plan.ts';
-import { neosetOwnerRef, objectRef } from './pods.ts';
+import { canonicalJson } from '../json.ts';
+import type { ControllerRevision } from '../objects.ts';
+import type { Action } from '../plan.ts';
+import { neosetOwnerRef, objectRef } from '../pods/identity.ts';
 
 export interface Revision {
   name: string;

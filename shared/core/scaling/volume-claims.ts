@@ -3,10 +3,10 @@
 // (updateClaimOwnerRefForSetAndPod): whenDeleted=Delete makes the NeoSet an owner (not controller)
 // of every claim; whenScaled=Delete makes the pod of a condemned ordinal the owner just before the
 // pod is deleted, so the garbage collector removes the claim with it; Retain means no owner.
-import { LABEL_NEOSET_NAME } from '../api/names.ts';
-import type { NeoSet } from '../api/neoset.ts';
-import type { OwnerReference, PersistentVolumeClaim, Pod } from './k8s.ts';
-import { API_VERSION, KIND } from '../api/names.ts';
+import { API_VERSION, KIND, LABEL_NEOSET_NAME } from '../../api/names.ts';
+import type { NeoSet } from '../../api/neoset.ts';
+import type { OwnerReference, PersistentVolumeClaim, Pod } from '../objects.ts';
+import { neosetOwnerRef } from '../pods/identity.ts';
 
 type ClaimTemplate = NeoSet['spec']['volumeClaimTemplates'][number];
 
@@ -24,9 +24,7 @@ export function claimOwnersFor(neoset: NeoSet, condemnedPod: Pod | null): OwnerR
   if (condemnedPod && policy.whenScaled === 'Delete') {
     return [{ apiVersion: 'v1', kind: 'Pod', name: condemnedPod.metadata.name, uid: condemnedPod.metadata.uid ?? '' }];
   }
-  if (policy.whenDeleted === 'Delete') {
-    return [{ apiVersion: API_VERSION, kind: KIND, name: neoset.metadata.name, uid: neoset.metadata.uid ?? '' }];
-  }
+  if (policy.whenDeleted === 'Delete') return [neosetOwnerRef(neoset, false)];
   return [];
 }
 

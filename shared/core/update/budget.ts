@@ -1,5 +1,5 @@
 // maxUnavailable (§3, §4.4): an integer, or a percentage of replicas rounded up; at least 1.
-import type { NeoSetSpec } from '../api/neoset.ts';
+import type { NeoSetSpec } from '../../api/neoset.ts';
 
 export function resolveMaxUnavailable(spec: NeoSetSpec): number {
   const value = spec.updateStrategy.maxUnavailable;

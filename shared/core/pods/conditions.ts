@@ -1,9 +1,9 @@
 // What the kubelet and our readiness gate say about a pod (§4.1, §4.5), and when an in-place update
 // is really done (§4.4 step 3).
-import { CONDITION_INPLACE_READY } from '../api/names.ts';
+import { CONDITION_INPLACE_READY } from '../../api/names.ts';
 import { runsImage } from './images.ts';
-import type { ContainerStatus, Pod, PodCondition } from './k8s.ts';
-import type { InPlaceState } from './plan.ts';
+import type { ContainerStatus, Pod, PodCondition } from '../objects.ts';
+import type { InPlaceState } from '../plan.ts';
 
 export function podCondition(pod: Pod, type: string): PodCondition | undefined {
   return pod.status?.conditions?.find((c) => c.type === type);

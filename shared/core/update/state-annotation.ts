@@ -1,8 +1,8 @@
 // The pod annotation neoset.neo.io/inplace-update-state: the only memory of an in-place update in
 // flight (§4.4). Written by markDraining and patchImages, removed by finishInPlaceUpdate.
-import { ANNOTATION_INPLACE_STATE } from '../api/names.ts';
-import type { Pod } from './k8s.ts';
-import type { InPlaceState } from './plan.ts';
+import { ANNOTATION_INPLACE_STATE } from '../../api/names.ts';
+import type { Pod } from '../objects.ts';
+import type { InPlaceState } from '../plan.ts';
 
 export function encodeInPlaceState(state: InPlaceState): string {
   return JSON.stringify(state);
