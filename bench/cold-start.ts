@@ -11,9 +11,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build, FUNCTIONS, REPO_ROOT, type FunctionName } from '../scripts/build.ts';
-import { createCa, issueServingCert } from '../test/cluster/certs.ts';
-import { freePorts } from '../test/cluster/ports.ts';
-import { probe, type TlsClient } from '../test/cluster/probe.ts';
+import { createCa, issueServingCert } from '../dev/cluster/certs.ts';
+import { freePorts } from '../dev/cluster/ports.ts';
+import { probe, type TlsClient } from '../dev/cluster/probe.ts';
 
 const RUNS = Number(process.env.RUNS ?? 7);
 const TIMEOUT_MS = 30_000;

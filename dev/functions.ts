@@ -2,9 +2,9 @@
 // (`node functions/<name>/server.ts`, Node's type stripping) or, with `bundled`, the dist/ bundles
 // that the image runs. Children die with the dev process, even on SIGKILL (setpriv --pdeathsig).
 import { join } from 'node:path';
-import { freePorts } from '../test/cluster/ports.ts';
-import { waitForHealthy } from '../test/cluster/probe.ts';
-import { startProcess, type ManagedProcess } from '../test/cluster/processes.ts';
+import { freePorts } from './cluster/ports.ts';
+import { waitForHealthy } from './cluster/probe.ts';
+import { startProcess, type ManagedProcess } from './cluster/processes.ts';
 
 export type FunctionName = 'reconcile' | 'readiness' | 'admission';
 

@@ -5,7 +5,7 @@
 //   NNNN-<kind>-<name>-<verb>.data.json
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { toBinaryRequest, type PumpEvent } from '../test/pump/pump.ts';
+import { toBinaryRequest, type PumpEvent } from './bridge/pump.ts';
 
 /** The binary-mode HTTP headers of an event, exactly as the bridge sends them. */
 export function binaryHeaders(event: PumpEvent): [string, string][] {

@@ -1,16 +1,16 @@
 // The whole system on one machine (`npm run dev`): the test control plane and simulated kubelet,
 // the NeoSet CRD, the three functions as child processes running as their knative/ ServiceAccounts,
 // the admission webhooks registered over TLS, and the local event bridge — the event pump
-// (test/pump) playing ApiServerSource (Resource mode, binary CloudEvents), Broker, Triggers (retry
+// (dev/bridge) playing ApiServerSource (Resource mode, binary CloudEvents), Broker, Triggers (retry
 // with exponential backoff) and PingSource (a resync tick every few seconds).
 import { appendFileSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createKubeClient } from '../shared/k8s/client.ts';
-import { createCa, issueServingCert, LOOPBACK_HOSTS } from '../test/cluster/certs.ts';
-import { startControlPlane, type ControlPlane } from '../test/cluster/control-plane.ts';
-import { installCrds } from '../test/cluster/crd.ts';
-import { startKubelet, type Kubelet } from '../test/kubelet/kubelet.ts';
-import { startPump, type Pump } from '../test/pump/pump.ts';
+import { createCa, issueServingCert, LOOPBACK_HOSTS } from './cluster/certs.ts';
+import { startControlPlane, type ControlPlane } from './cluster/control-plane.ts';
+import { installCrds } from './cluster/crd.ts';
+import { startKubelet, type Kubelet } from './kubelet/kubelet.ts';
+import { startPump, type Pump } from './bridge/pump.ts';
 import { startFunction, type FunctionName, type RunningFunction } from './functions.ts';
 import { applyIdentities, serviceAccountKubeconfig } from './identities.ts';
 import { followFile, formatLogLine } from './log-view.ts';

@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { createCa, issueServingCert } from '../test/cluster/certs.ts';
+import { createCa, issueServingCert } from '../dev/cluster/certs.ts';
 
 const NAMESPACE = 'neoset-system';
 const SERVICE = 'neoset-admission';

@@ -1,8 +1,8 @@
 // vitest globalSetup of the `integration` project: one control plane for the whole run, with the
 // NeoSet CRD installed. Test files reach it through harness.ts (inject('kubeconfigPath')).
 import type { TestProject } from 'vitest/node';
-import { startControlPlane } from './control-plane.ts';
-import { installCrds } from './crd.ts';
+import { startControlPlane } from '../../dev/cluster/control-plane.ts';
+import { installCrds } from '../../dev/cluster/crd.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -3,7 +3,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { readIfExists, waitForDefaultServiceAccount, waitForDeletion } from './wait.ts';
+import { readIfExists, waitForDefaultServiceAccount, waitForDeletion } from '../../dev/cluster/wait.ts';
 
 export function kubeconfigPath(): string {
   return inject('kubeconfigPath');

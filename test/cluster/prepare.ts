@@ -7,7 +7,7 @@
 //     else a build from the Go module proxy (several minutes, once per machine).
 import { spawnSync } from 'node:child_process';
 import { chromiumPath } from '../browser/chromium.ts';
-import { resolveBinaries } from './binaries.ts';
+import { resolveBinaries } from '../../dev/cluster/binaries.ts';
 
 const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 

@@ -9,8 +9,8 @@ import { API_VERSION, KIND, LABEL_NEOSET_NAME } from '../../shared/api/names.ts'
 import { createKubeClient, type KubeClient } from '../../shared/k8s/client.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { createTestNamespace, kubeConfig, kubectl, type KubectlResult } from '../cluster/harness.ts';
-import { startKubelet } from '../kubelet/kubelet.ts';
-import { startPump, type Pump, type Sink } from '../pump/pump.ts';
+import { startKubelet } from '../../dev/kubelet/kubelet.ts';
+import { startPump, type Pump, type Sink } from '../../dev/bridge/pump.ts';
 import { startObserver, type Observer } from './observer.ts';
 import pino from 'pino';
 

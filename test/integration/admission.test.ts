@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NeoSetSpec } from '../../shared/api/neoset.ts';
-import { createCa, issueServingCert } from '../cluster/certs.ts';
+import { createCa, issueServingCert } from '../../dev/cluster/certs.ts';
 import { createTestNamespace, kubeconfigPath, kubectl, type TestNamespace } from '../cluster/harness.ts';
 import { CASE_ENV, DEFAULT_UPDATE_STRATEGY, INVALID_CASES, validNeoSet } from '../unit/admission-cases.ts';
 

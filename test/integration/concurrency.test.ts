@@ -9,7 +9,7 @@ import { createApp as createReadiness } from '../../functions/readiness/app.ts';
 import { createKubeClient } from '../../shared/k8s/client.ts';
 import { apiWrites } from '../e2e/helpers.ts';
 import { NAME, walkthrough } from '../e2e/walkthrough.ts';
-import { pingEvent, resourceEvent, toBinaryRequest } from '../pump/pump.ts';
+import { pingEvent, resourceEvent, toBinaryRequest } from '../../dev/bridge/pump.ts';
 
 walkthrough('concurrent', { reconcileInstances: 3, readinessInstances: 2, copies: 2, shuffleWindowMs: 40 }, (stack) => {
   it('replaying events after completion causes no write', async () => {

@@ -11,7 +11,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP, PLURAL, VERSION } from '../../shared/api/names.ts';
 import { createTestNamespace, kubeConfig, kubectl, type TestNamespace } from '../cluster/harness.ts';
-import { poll, readIfExists, waitForDeletion } from '../cluster/wait.ts';
+import { poll, readIfExists, waitForDeletion } from '../../dev/cluster/wait.ts';
 import { SPEC_DEFAULTS } from '../fixtures/spec-defaults.ts';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);

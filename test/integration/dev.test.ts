@@ -10,11 +10,11 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../../scripts/build.ts';
 import { createTestNamespace, kubeconfigPath, kubectl, type TestNamespace } from '../cluster/harness.ts';
-import { createCa, issueServingCert } from '../cluster/certs.ts';
-import { freePorts } from '../cluster/ports.ts';
-import { probe } from '../cluster/probe.ts';
-import { isAlive } from '../cluster/local-cluster.ts';
-import { poll } from '../cluster/wait.ts';
+import { createCa, issueServingCert } from '../../dev/cluster/certs.ts';
+import { freePorts } from '../../dev/cluster/ports.ts';
+import { probe } from '../../dev/cluster/probe.ts';
+import { isAlive } from '../../dev/cluster/local-cluster.ts';
+import { poll } from '../../dev/cluster/wait.ts';
 
 const REPO_ROOT = new URL('../..', import.meta.url).pathname;
 const EXAMPLE = join(REPO_ROOT, 'examples', 'mysql.yaml');

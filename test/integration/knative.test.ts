@@ -7,7 +7,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../cluster/crd.ts';
+import { installCrds } from '../../dev/cluster/crd.ts';
 import { kubeConfig, kubectl } from '../cluster/harness.ts';
 
 const KNATIVE_DIR = new URL('../../knative/', import.meta.url).pathname;

@@ -5,9 +5,9 @@ import { CoreV1Api, PatchStrategy, Watch, setHeaderOptions, type V1Pod } from '@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONDITION_INPLACE_READY } from '../../shared/api/names.ts';
 import { createTestNamespace, kubeConfig, type TestNamespace } from '../cluster/harness.ts';
-import { imageIDOf, isCrashLoopImage, normalizeImage } from '../kubelet/image.ts';
-import { startKubelet, type Kubelet, type KubeletOptions } from '../kubelet/kubelet.ts';
-import { waitFor } from '../kubelet/wait-for.ts';
+import { imageIDOf, isCrashLoopImage, normalizeImage } from '../../dev/kubelet/image.ts';
+import { startKubelet, type Kubelet, type KubeletOptions } from '../../dev/kubelet/kubelet.ts';
+import { waitFor } from '../../dev/kubelet/wait-for.ts';
 
 let ns: TestNamespace;
 let namespace: string;

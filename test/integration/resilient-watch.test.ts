@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createKubeClient } from '../../shared/k8s/client.ts';
 import { createTestNamespace, kubeConfig, type TestNamespace } from '../cluster/harness.ts';
-import { poll } from '../cluster/wait.ts';
-import { resilientWatch, type WatchEventType } from '../pump/resilient-watch.ts';
+import { poll } from '../../dev/cluster/wait.ts';
+import { resilientWatch, type WatchEventType } from '../../dev/bridge/resilient-watch.ts';
 
 let ns: TestNamespace;
 beforeAll(async () => {

@@ -6,7 +6,7 @@ import type { Pod } from '../../shared/core/objects.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { applyNeoSet, isReady, ordinalOf, patchNeoSet, setImage, settledOn, untilStatus } from '../e2e/helpers.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
-import { poll } from '../cluster/wait.ts';
+import { poll } from '../../dev/cluster/wait.ts';
 
 /** Waits until `check` holds (the harness's poll, for a boolean). */
 const pollFor = (check: () => Promise<boolean>, what: string) => poll(what, async () => ((await check()) ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });

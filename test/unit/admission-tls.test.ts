@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../shared/http/serve.ts';
-import { createCa, issueServingCert, type CertKeyPair } from '../cluster/certs.ts';
+import { createCa, issueServingCert, type CertKeyPair } from '../../dev/cluster/certs.ts';
 import { silent, testApp } from './admission-review.ts';
 
 function get(port: number, ca: string): Promise<{ status: number; serial: string }> {

@@ -1,5 +1,5 @@
 // The background process behind `npm run cluster:up`: a control plane with the NeoSet CRD and, when
-// test/kubelet is there, one simulated kubelet for every namespace. Stops cleanly on SIGTERM/SIGINT.
+// dev/kubelet is there, one simulated kubelet for every namespace. Stops cleanly on SIGTERM/SIGINT.
 // Started (detached) by cli.ts; prints progress to its log, .neoset/cluster/daemon.log.
 import { copyFile, rename, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';

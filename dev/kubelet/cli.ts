@@ -1,5 +1,5 @@
 // Run the simulated kubelet by hand against any cluster:
-//   node test/kubelet/cli.ts --kubeconfig /tmp/kubeconfig [--node sim-node] [--namespace ns]
+//   node dev/kubelet/cli.ts --kubeconfig /tmp/kubeconfig [--node sim-node] [--namespace ns]
 //                            [--start-delay-ms 200] [--ready-delay-ms 300]
 // Stops cleanly (lease, watch, timers) on SIGINT / SIGTERM. Bad arguments exit with code 2.
 

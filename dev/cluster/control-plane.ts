@@ -1,6 +1,6 @@
 // A real Kubernetes control plane for tests and local development (SPEC §7): etcd, kube-apiserver
 // and kube-controller-manager as child processes on free loopback ports, with a generated PKI.
-// No kubelet, scheduler or cloud: pods are run by the simulated kubelet (test/kubelet).
+// No kubelet, scheduler or cloud: pods are run by the simulated kubelet (dev/kubelet).
 import { KubeConfig } from '@kubernetes/client-node';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

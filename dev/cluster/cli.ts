@@ -112,7 +112,7 @@ async function down(): Promise<number> {
 const commands: Record<string, () => Promise<number>> = { up, down };
 const command = commands[process.argv[2] ?? ''];
 if (!command) {
-  say('usage: node test/cluster/cli.ts up|down');
+  say('usage: node dev/cluster/cli.ts up|down');
   process.exit(2);
 }
 process.exit(await command());
