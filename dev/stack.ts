@@ -1,8 +1,9 @@
 // The whole system on one machine (`npm run dev`): the test control plane and simulated kubelet,
 // the NeoSet CRD, the three functions as child processes running as their knative/ ServiceAccounts,
 // the admission webhooks registered over TLS, and the local event bridge — the event pump
-// (dev/bridge) playing ApiServerSource (Resource mode, binary CloudEvents), Broker, Triggers (retry
-// with exponential backoff) and PingSource (a resync tick every few seconds).
+// (dev/bridge) playing ApiServerSource (Resource mode, binary CloudEvents), Broker, Triggers (those of
+// knative/eventing.yaml: their filters and delivery retry policy, concurrent delivery bounded by the
+// Services' containerConcurrency) and PingSource (a resync tick every few seconds).
 import { appendFileSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createKubeClient } from '../shared/k8s/client.ts';
@@ -11,6 +12,7 @@ import { startControlPlane, type ControlPlane } from './cluster/control-plane.ts
 import { installCrds } from './cluster/crd.ts';
 import { startKubelet, type Kubelet } from './kubelet/kubelet.ts';
 import { startPump, type Pump } from './bridge/pump.ts';
+import { sinksFromTriggers } from './bridge/triggers.ts';
 import { startFunction, type FunctionName, type RunningFunction } from './functions.ts';
 import { applyIdentities, serviceAccountKubeconfig } from './identities.ts';
 import { followFile, formatLogLine } from './log-view.ts';
@@ -49,8 +51,6 @@ export interface DevStack {
 }
 
 const NODE_NAME = 'neoset-dev';
-/** Trigger-like delivery: 1 attempt + 5 retries, exponential from 200 ms (knative/eventing.yaml: 500 ms). */
-const DELIVERY = { attempts: 6, backoffMs: 200 };
 
 export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
   const { dir, log } = opts;
@@ -129,20 +129,22 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     log(`admission webhooks registered: ${admission.url}/mutate, ${admission.url}/validate`);
 
     const recorder = opts.recordDir ? createRecorder(opts.recordDir) : undefined;
+    const sinks = sinksFromTriggers(manifests, { 'neoset-reconcile': `${reconcile.url}/`, 'neoset-readiness': `${readiness.url}/` });
     const pump = startPump({
       kubeConfig: kc,
-      sinks: [
-        { target: `${reconcile.url}/`, kinds: ['NeoSet', 'Pod', 'ping'] },
-        { target: `${readiness.url}/`, kinds: ['Pod'] },
-      ],
+      sinks,
       resyncMs: opts.resyncMs,
-      ...DELIVERY,
       record: recorder ? (event) => recorder.record(event) : undefined,
       log: (line) => log(`bridge: ${line}`),
     });
     cleanups.push(() => pump.stop());
     await pump.ready;
-    log(`event bridge: NeoSets and labelled Pods → reconcile, Pods → readiness, resync every ${opts.resyncMs} ms${recorder ? `, recording into ${recorder.dir}` : ''}`);
+    const pods = sinks.find((s) => s.kinds.includes('Pod'))!;
+    log(
+      `event bridge: the ${sinks.length} Triggers of knative/eventing.yaml — NeoSets and labelled Pods → reconcile, Pods → readiness; ` +
+        `concurrent, ≤ ${pods.parallelism ?? 50} in flight per function; retry ${pods.delivery!.retry}, ${pods.delivery!.backoffPolicy} from ${pods.delivery!.backoffDelayMs} ms; ` +
+        `resync every ${opts.resyncMs} ms${recorder ? `, recording into ${recorder.dir}` : ''}`,
+    );
 
     copyFileSync(controlPlane.kubeconfigPath, kubeconfigPath);
     cleanups.unshift(() => rmSync(kubeconfigPath, { force: true }));

@@ -1,13 +1,19 @@
 // The event pump: what Knative's ApiServerSource (Resource mode), Broker, Triggers and a PingSource
 // do for the functions, on one machine. It watches NeoSets and labelled Pods and POSTs binary-mode
-// CloudEvents exactly as ApiServerSource formats them (SPEC §2.1) to every sink whose filter takes
-// the event, retrying 5xx and network failures with exponential backoff as a Trigger's `delivery`
-// does, plus PingSource ticks. For tests it can also deliver every event several times and in
-// shuffled order, to prove that the functions are safe under duplicates and reordering.
+// CloudEvents exactly as ApiServerSource formats them (SPEC §2.1) to every sink (a Trigger: filter,
+// subscriber, delivery) whose filter takes the event, as the Broker's dispatcher does: concurrently
+// and in no guaranteed order, at most `parallelism` requests in flight per subscriber (its
+// containerConcurrency), each event retried by its Trigger's delivery policy (dev/bridge/delivery.ts),
+// plus PingSource ticks. For tests it can also deliver every event several times and in shuffled
+// order, to prove that the functions are safe under duplicates and reordering.
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, LABEL_NEOSET_NAME, PLURAL } from '../../shared/api/names.ts';
+import { BROKER_DELIVERY, CONTAINER_CONCURRENCY, deliver, type DeliverySpec, type FetchLike } from './delivery.ts';
+import { createLimiter, type Limiter } from './limiter.ts';
 import { resilientWatch, type KubeObject, type ResilientWatch, type WatchEventType } from './resilient-watch.ts';
+
+export type { DeliverySpec, FetchLike } from './delivery.ts';
 
 export const PING_TYPE = 'dev.knative.sources.ping';
 const TYPE_OF: Record<WatchEventType, string> = { ADDED: 'add', MODIFIED: 'update', DELETED: 'delete' };
@@ -28,13 +34,18 @@ export interface PumpEvent {
   data: unknown;
 }
 
-export type FetchLike = (req: Request) => Response | Promise<Response>;
+export type SinkKind = 'NeoSet' | 'Pod' | 'ping';
 
+/** One Trigger: its filter, its subscriber, its delivery. Sinks with the same target share one subscriber. */
 export interface Sink {
   /** A URL, or an in-process hono `app.fetch`. */
   target: string | FetchLike;
   /** Trigger-like filter on the event's `kind` extension ('ping' for resync ticks). */
-  kinds: ('NeoSet' | 'Pod' | 'ping')[];
+  kinds: SinkKind[];
+  /** The Trigger's `delivery` (default: the pump's, as a Trigger without one takes the Broker's). */
+  delivery?: DeliverySpec;
+  /** The subscriber's containerConcurrency (default: the pump's `parallelism`). */
+  parallelism?: number;
 }
 
 export interface PumpOptions {
@@ -46,11 +57,12 @@ export interface PumpOptions {
   resyncMs?: number;
   /** Deliver every event this many times (default 1). */
   copies?: number;
-  /** Deliver in shuffled order, concurrently, in windows of this many ms (default: in order, one at a time per sink). */
+  /** Collect events for this many ms and start each window's deliveries in shuffled order (default: start in arrival order). */
   shuffleWindowMs?: number;
-  /** Delivery attempts (first + retries) for 5xx / network failures, as a Trigger's delivery.retry. Default 5. */
-  attempts?: number;
-  backoffMs?: number;
+  /** The Broker's delivery, for sinks without their own (default BROKER_DELIVERY: knative/eventing.yaml). */
+  delivery?: DeliverySpec;
+  /** Requests in flight per subscriber at most (default 50: the Services' containerConcurrency). */
+  parallelism?: number;
   /** Called with every event delivered (record & replay). */
   record?: (event: PumpEvent) => void;
   log?: (msg: string) => void;
@@ -58,8 +70,14 @@ export interface PumpOptions {
 
 export interface PumpStats {
   delivered: number;
+  /** Given up after the last retry (a Broker would hand them to the dead-letter sink). */
   failed: number;
+  /** Answered with a 4xx that is not retried. */
   rejected: number;
+  /** Attempts beyond the first. */
+  retries: number;
+  /** The most requests in flight to one subscriber at once. */
+  maxInFlight: number;
 }
 
 export interface Pump {
@@ -116,68 +134,90 @@ export function pingEvent(): PumpEvent {
 export function startPump(opts: PumpOptions): Pump {
   const server = opts.kubeConfig.getCurrentCluster()?.server ?? 'https://kubernetes.default.svc';
   const copies = opts.copies ?? 1;
-  const attempts = opts.attempts ?? 5;
-  const backoffMs = opts.backoffMs ?? 100;
-  const stats: PumpStats = { delivered: 0, failed: 0, rejected: 0 };
+  const brokerDelivery = opts.delivery ?? BROKER_DELIVERY;
+  const parallelism = opts.parallelism ?? CONTAINER_CONCURRENCY;
+  const stats: PumpStats = { delivered: 0, failed: 0, rejected: 0, retries: 0, maxInFlight: 0 };
   const log = opts.log ?? (() => {});
   let stopped = false;
-  let inFlight = 0;
+  /** Deliveries not finished: waiting for a slot, in flight, or waiting out a backoff. */
+  const pending = new Set<Promise<void>>();
   let idleWaiters: (() => void)[] = [];
-  const chains = opts.sinks.map(() => Promise.resolve());
-  let window: { sink: number; event: PumpEvent }[] = [];
+  const sleepers = new Set<() => void>();
+  // One limiter per subscriber: the Triggers of one Service share its containerConcurrency.
+  const limiters = new Map<string | FetchLike, Limiter>();
+  const limiterOf = ({ target, parallelism: own }: Sink) => {
+    let l = limiters.get(target);
+    if (!l) limiters.set(target, (l = createLimiter(own ?? parallelism)));
+    return l;
+  };
+  let window: { sink: Sink; event: PumpEvent }[] = [];
   let windowTimer: NodeJS.Timeout | undefined;
 
   const settle = () => {
-    if (inFlight === 0 && window.length === 0) {
+    if (pending.size === 0 && window.length === 0) {
       for (const w of idleWaiters) w();
       idleWaiters = [];
     }
   };
 
-  async function deliverOnce(sink: Sink, event: PumpEvent): Promise<void> {
-    for (let attempt = 1; attempt <= attempts && !stopped; attempt++) {
-      const url = typeof sink.target === 'string' ? sink.target : 'http://in-process/';
-      try {
-        const req = toBinaryRequest(url, event);
-        const res = typeof sink.target === 'string' ? await fetch(req) : await sink.target(req);
-        await res.arrayBuffer();
-        if (res.status < 300) {
-          stats.delivered++;
-          return;
-        }
-        if (res.status < 500) {
-          stats.rejected++; // 4xx: the Broker does not retry a rejected event
-          log(`event ${event.type} ${event.name ?? ''} rejected by ${url}: ${res.status}`);
-          return;
-        }
-      } catch (err) {
-        log(`delivery to ${url} failed: ${(err as Error).message}`);
-      }
-      await new Promise((r) => setTimeout(r, backoffMs * 2 ** (attempt - 1)));
-    }
-    stats.failed++;
+  /** A backoff wait that the pump's stop cuts short (resolves false: no further attempt). */
+  const sleep = (ms: number) =>
+    new Promise<boolean>((resolve) => {
+      if (stopped) return resolve(false);
+      const wake = () => {
+        clearTimeout(timer);
+        sleepers.delete(wake);
+        resolve(!stopped);
+      };
+      const timer = setTimeout(wake, ms);
+      sleepers.add(wake);
+    });
+
+  function start(sink: Sink, event: PumpEvent): void {
+    const url = typeof sink.target === 'string' ? sink.target : 'http://in-process/';
+    const limiter = limiterOf(sink);
+    const delivery = deliver({
+      target: sink.target,
+      spec: sink.delivery ?? brokerDelivery,
+      request: () => toBinaryRequest(url, event),
+      slot: (attempt) =>
+        limiter.run(() => {
+          stats.maxInFlight = Math.max(stats.maxInFlight, limiter.active);
+          return attempt();
+        }),
+      sleep,
+      onRetry: (a, i) => {
+        stats.retries++;
+        log(`event ${event.type} ${event.name ?? ''} to ${url}: ${a.status ?? a.error}; retry ${i + 1} of ${(sink.delivery ?? brokerDelivery).retry}`);
+      },
+    }).then(({ outcome, attempts, last }) => {
+      stats[outcome]++;
+      if (outcome === 'rejected') log(`event ${event.type} ${event.name ?? ''} rejected by ${url}: ${last.status}`);
+      if (outcome === 'failed' && !stopped) log(`event ${event.type} ${event.name ?? ''} to ${url} given up after ${attempts} attempts: ${last.status ?? last.error}`);
+    });
+    const tracked = delivery.finally(() => {
+      pending.delete(tracked);
+      settle();
+    });
+    pending.add(tracked);
   }
 
   function enqueue(event: PumpEvent) {
     if (stopped) return;
     opts.record?.(event);
-    opts.sinks.forEach((sink, i) => {
-      // A PingSource sets no `kind` extension: ticks are told apart by their type.
-      const kind = event.type === PING_TYPE ? 'ping' : (event.kind ?? '');
-      if (!sink.kinds.includes(kind as Sink['kinds'][number])) return;
+    // A PingSource sets no `kind` extension: ticks are told apart by their type.
+    const kind = (event.type === PING_TYPE ? 'ping' : (event.kind ?? '')) as SinkKind;
+    for (const sink of opts.sinks) {
+      if (!sink.kinds.includes(kind)) continue;
       for (let c = 0; c < copies; c++) {
         if (opts.shuffleWindowMs) {
-          window.push({ sink: i, event });
+          window.push({ sink, event });
           windowTimer ??= setTimeout(flushWindow, opts.shuffleWindowMs);
         } else {
-          inFlight++;
-          chains[i] = chains[i].then(() => deliverOnce(sink, event)).finally(() => {
-            inFlight--;
-            settle();
-          });
+          start(sink, event);
         }
       }
-    });
+    }
   }
 
   function flushWindow() {
@@ -188,13 +228,7 @@ export function startPump(opts: PumpOptions): Pump {
       const j = Math.floor(Math.random() * (i + 1));
       [batch[i], batch[j]] = [batch[j], batch[i]];
     }
-    for (const { sink, event } of batch) {
-      inFlight++;
-      void deliverOnce(opts.sinks[sink], event).finally(() => {
-        inFlight--;
-        settle();
-      });
-    }
+    for (const { sink, event } of batch) start(sink, event);
     settle();
   }
 
@@ -233,7 +267,9 @@ export function startPump(opts: PumpOptions): Pump {
       clearTimeout(windowTimer);
       window = [];
       for (const w of watches) w.stop();
-      await Promise.allSettled(chains);
+      for (const wake of [...sleepers]) wake();
+      await Promise.allSettled([...pending]);
+      settle();
     },
   };
 }
