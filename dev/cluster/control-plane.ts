@@ -66,7 +66,7 @@ const SERVICE_CLUSTER_IP_RANGE = '10.0.0.0/24';
 const SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 const STARTUP_TIMEOUT_MS = 120_000;
 
-interface Files {
+export interface Files {
   ca: string;
   caKey: string;
   apiserverCert: string;
@@ -81,7 +81,8 @@ interface Files {
   auditLog: string;
 }
 
-function filesIn(dir: string): Files {
+/** Where startControlPlane keeps its PKI, kubeconfigs and logs under `dir`. */
+export function filesIn(dir: string): Files {
   const at = (name: string) => join(dir, name);
   return {
     ca: at('pki/ca.crt'),
@@ -183,9 +184,9 @@ function apiserverArgs(files: Files, port: number, etcdPort: number): string[] {
   ];
 }
 
-function controllerManagerArgs(files: Files, port: number): string[] {
+export function controllerManagerArgs(files: Files, port: number, controllers = CONTROLLERS, kubeconfig = files.kcmKubeconfig): string[] {
   return [
-    `--kubeconfig=${files.kcmKubeconfig}`,
+    `--kubeconfig=${kubeconfig}`,
     // Each loop runs as its own kube-system ServiceAccount, bound by RBAC's bootstrap controller roles
     // (as kubeadm does); system:kube-controller-manager alone may not, e.g., publish kube-root-ca.crt.
     '--use-service-account-credentials=true',
@@ -194,7 +195,7 @@ function controllerManagerArgs(files: Files, port: number): string[] {
     `--tls-cert-file=${files.kcmCert}`,
     `--tls-private-key-file=${files.kcmKey}`,
     '--leader-elect=false',
-    `--controllers=${CONTROLLERS.join(',')}`,
+    `--controllers=${controllers.join(',')}`,
     `--root-ca-file=${files.ca}`,
     `--service-account-private-key-file=${files.serviceAccountKey}`,
     '--profiling=false',
