@@ -20,11 +20,11 @@ const world = new World({
   volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { resources: { requests: { storage: '1Gi' } } } }],
   updateStrategy: { maxUnavailable: '10%' },
 });
-if (world.settle(50) < 0) throw new Error('the world did not settle');
+if (await world.settle(50) < 0) throw new Error('the world did not settle');
 world.setImage('nginx:v2');
 const batchStart = { snapshot: world.snapshot(), now: new Date(world.now) };
-world.run(9, 0);
-world.reconcile();
+await world.run(9, 0);
+await world.reconcile();
 const midRollout = { snapshot: world.snapshot(), now: new Date(world.now) };
 
 function bench(name: string, { snapshot, now }: { snapshot: Snapshot; now: Date }): void {

@@ -106,8 +106,11 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
     return changes.get(key)!;
   };
   const minReadySeconds = neoset.spec.minReadySeconds;
+  // currentRevision moves only to a stored revision: the status may be written before this
+  // decision's createRevision (a claim, §2.0), and must never name a revision that is not there.
   const advanced =
     revisions.current.name !== revisions.update.name &&
+    revisions.update.stored !== null &&
     rolloutDone(neoset.spec.replicas, byOrdinal, revisions.update.name, minReadySeconds, nowMs);
   return {
     neoset,

@@ -38,8 +38,8 @@ function storeTemplate(w: World): string {
 }
 
 /** A settled NeoSet with a new template stored as the update revision: a rollout in progress. */
-function rolling(spec: Parameters<typeof settled>[0] = {}): World {
-  const w = settled({ replicas: 4, ...spec });
+async function rolling(spec: Parameters<typeof settled>[0] = {}): Promise<World> {
+  const w = await settled({ replicas: 4, ...spec });
   w.setImage('nginx:v2');
   storeTemplate(w);
   return w;
@@ -57,43 +57,43 @@ function newPodOn(w: World, ordinal: number, revision: string): void {
 }
 
 describe('oracle: every state', () => {
-  it('finds nothing along a correct rollout, with or without revisions, claims and time', () => {
-    const w = settled({ replicas: 3, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }] });
+  it('finds nothing along a correct rollout, with or without revisions, claims and time', async () => {
+    const w = await settled({ replicas: 3, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }] });
     w.setImage('nginx:v2');
     const all: Invariant[] = [];
-    w.settle(100, (previous, now) => {
+    await w.settle(100, (previous, now) => {
       all.push(...checkInvariants({ ...now, previous }).map((v) => v.invariant));
       all.push(...checkInvariants({ neoset: now.neoset, pods: now.pods, previous: { neoset: previous.neoset, pods: previous.pods } }).map((v) => v.invariant));
     });
     expect(all).toEqual([]);
   });
 
-  it('Malformed: a NeoSet that does not parse', () => {
+  it('Malformed: a NeoSet that does not parse', async () => {
     expect(checkInvariants({ neoset: { kind: 'NeoSet' }, pods: [] })[0].invariant).toBe('Malformed');
   });
 
-  it('Identity: a pod without the readiness gate, with another controller, or a name that is not an ordinal', () => {
-    const w = settled({ replicas: 2 });
+  it('Identity: a pod without the readiness gate, with another controller, or a name that is not an ordinal', async () => {
+    const w = await settled({ replicas: 2 });
     w.pod(0)!.spec.readinessGates = [];
     w.pod(1)!.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'web', uid: 'x', controller: true }];
     w.pods.set('web-extra', { ...structuredClone(w.pod(0)!), metadata: { ...w.pod(0)!.metadata, name: 'web-extra' } });
     expect(found(w)).toEqual(['Identity', 'Identity', 'Identity']);
   });
 
-  it('RevisionInUse: a pod on a revision that is not stored', () => {
-    const w = settled({ replicas: 1 });
+  it('RevisionInUse: a pod on a revision that is not stored', async () => {
+    const w = await settled({ replicas: 1 });
     w.pod(0)!.metadata.labels![LABEL_REVISION_HASH] = 'web-pruned';
     expect(found(w)).toEqual(['RevisionInUse']);
   });
 
-  it('ClaimOwnership: the NeoSet as a claim\'s controller', () => {
-    const w = settled({ replicas: 1, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }] });
+  it('ClaimOwnership: the NeoSet as a claim\'s controller', async () => {
+    const w = await settled({ replicas: 1, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }] });
     w.pvcs.get('d-web-0')!.metadata.ownerReferences = [{ apiVersion: 'neo.io/v1alpha1', kind: 'NeoSet', name: 'web', uid: 'neoset-uid', controller: true }];
     expect(found(w)).toEqual(['ClaimOwnership']);
   });
 
-  it('MaxUnavailable without a previous state: in-flight updates on wanted revisions count, a stuck pod\'s does not', () => {
-    const w = rolling({ updateStrategy: { maxUnavailable: 1 } });
+  it('MaxUnavailable without a previous state: in-flight updates on wanted revisions count, a stuck pod\'s does not', async () => {
+    const w = await rolling({ updateStrategy: { maxUnavailable: 1 } });
     inPlace(w, 'web-3');
     expect(found(w)).toEqual([]);
     inPlace(w, 'web-2');
@@ -106,8 +106,8 @@ describe('oracle: every state', () => {
 });
 
 describe('oracle: the budget and rescues (§4.4 revised)', () => {
-  it('MaxUnavailable: starting more updates than the budget leaves', () => {
-    const w = rolling({ updateStrategy: { maxUnavailable: 2 } });
+  it('MaxUnavailable: starting more updates than the budget leaves', async () => {
+    const w = await rolling({ updateStrategy: { maxUnavailable: 2 } });
     w.kubeletUnready('web-0');
     const previous = w.observation();
     inPlace(w, 'web-3');
@@ -116,15 +116,15 @@ describe('oracle: the budget and rescues (§4.4 revised)', () => {
     expect(found(w, previous)).toEqual(['MaxUnavailable']);
   });
 
-  it('MaxUnavailable holds under kubelet failures: pods failing is not the update\'s doing', () => {
-    const w = rolling({ updateStrategy: { maxUnavailable: 1 } });
+  it('MaxUnavailable holds under kubelet failures: pods failing is not the update\'s doing', async () => {
+    const w = await rolling({ updateStrategy: { maxUnavailable: 1 } });
     const previous = w.observation();
     for (const name of ['web-0', 'web-1', 'web-2']) w.kubeletUnready(name);
     expect(found(w, previous)).toEqual([]);
   });
 
-  it('a rescue-eligible start outside the budget passes: not Ready, on neither current nor update revision', () => {
-    const w = rolling({ updateStrategy: { maxUnavailable: 1 } });
+  it('a rescue-eligible start outside the budget passes: not Ready, on neither current nor update revision', async () => {
+    const w = await rolling({ updateStrategy: { maxUnavailable: 1 } });
     const broken = update(w);
     w.pod(2)!.metadata.labels![LABEL_REVISION_HASH] = broken;
     w.kubeletUnready('web-2');
@@ -136,8 +136,8 @@ describe('oracle: the budget and rescues (§4.4 revised)', () => {
     expect(found(w, previous)).toEqual([]);
   });
 
-  it('rescues alone start however many pods are down: they take no budget', () => {
-    const w = rolling({ updateStrategy: { maxUnavailable: 1 } });
+  it('rescues alone start however many pods are down: they take no budget', async () => {
+    const w = await rolling({ updateStrategy: { maxUnavailable: 1 } });
     const broken = update(w);
     for (const i of [1, 2]) {
       w.pod(i)!.metadata.labels![LABEL_REVISION_HASH] = broken;
@@ -152,8 +152,8 @@ describe('oracle: the budget and rescues (§4.4 revised)', () => {
     expect(found(w, previous)).toEqual([]);
   });
 
-  it('Rescue: a Pending pod on currentRevision is no rescue; its start takes the budget', () => {
-    const w = rolling({ updateStrategy: { maxUnavailable: 1 } });
+  it('Rescue: a Pending pod on currentRevision is no rescue; its start takes the budget', async () => {
+    const w = await rolling({ updateStrategy: { maxUnavailable: 1 } });
     w.pods.delete('web-1');
     newPodOn(w, 1, current(w));
     const previous = w.observation();
@@ -164,8 +164,8 @@ describe('oracle: the budget and rescues (§4.4 revised)', () => {
     expect(violations[0].message).toMatch(/not Ready but runs/);
   });
 
-  it('Rescue: a Ready pod inside minReadySeconds is no rescue (it serves traffic)', () => {
-    const w = rolling({ minReadySeconds: 30, updateStrategy: { maxUnavailable: 1 } });
+  it('Rescue: a Ready pod inside minReadySeconds is no rescue (it serves traffic)', async () => {
+    const w = await rolling({ minReadySeconds: 30, updateStrategy: { maxUnavailable: 1 } });
     w.advance(60);
     setCondition(w.pod(2)!, 'Ready', 'True', w.now - 10_000);
     const previous = w.observation();
@@ -174,8 +174,8 @@ describe('oracle: the budget and rescues (§4.4 revised)', () => {
     expect(checkInvariants({ ...w.observation(), previous })).toEqual([expect.objectContaining({ invariant: 'Rescue', object: 'web-2' })]);
   });
 
-  it('Rescue: a not-Ready pod on updateRevision is no rescue either (the rollout still wants that revision)', () => {
-    const w = rolling({ updateStrategy: { maxUnavailable: 1 } });
+  it('Rescue: a not-Ready pod on updateRevision is no rescue either (the rollout still wants that revision)', async () => {
+    const w = await rolling({ updateStrategy: { maxUnavailable: 1 } });
     w.pod(2)!.metadata.labels![LABEL_REVISION_HASH] = update(w);
     w.kubeletUnready('web-2');
     const previous = w.observation();
@@ -184,8 +184,8 @@ describe('oracle: the budget and rescues (§4.4 revised)', () => {
     expect(checkInvariants({ ...w.observation(), previous })).toEqual([expect.objectContaining({ invariant: 'Rescue', object: 'web-2' })]);
   });
 
-  it('MaxUnavailable, not Rescue, when the budget is exceeded by pods that were available', () => {
-    const w = rolling({ updateStrategy: { maxUnavailable: 1 } });
+  it('MaxUnavailable, not Rescue, when the budget is exceeded by pods that were available', async () => {
+    const w = await rolling({ updateStrategy: { maxUnavailable: 1 } });
     w.kubeletUnready('web-0');
     const previous = w.observation();
     inPlace(w, 'web-3');
@@ -194,8 +194,8 @@ describe('oracle: the budget and rescues (§4.4 revised)', () => {
     expect(violations[0].message).toMatch(/ordinals \[0\] already, started web-3/);
   });
 
-  it('Pause: any start while paused in both states, a rescue included', () => {
-    const w = rolling();
+  it('Pause: any start while paused in both states, a rescue included', async () => {
+    const w = await rolling();
     w.pod(2)!.metadata.labels![LABEL_REVISION_HASH] = update(w);
     w.kubeletUnready('web-2');
     w.setImage('nginx:v3');
@@ -206,8 +206,8 @@ describe('oracle: the budget and rescues (§4.4 revised)', () => {
     expect(found(w, previous)).toEqual(['Pause']);
   });
 
-  it('Pause: a start is allowed when either state is unpaused', () => {
-    const w = rolling();
+  it('Pause: a start is allowed when either state is unpaused', async () => {
+    const w = await rolling();
     w.edit((s) => void (s.updateStrategy.pause = true));
     const previous = w.observation();
     w.edit((s) => void (s.updateStrategy.pause = false));
@@ -217,15 +217,15 @@ describe('oracle: the budget and rescues (§4.4 revised)', () => {
 });
 
 describe('oracle: revisions', () => {
-  it('Partition: a pod below partition moved to updateRevision', () => {
-    const w = rolling({ updateStrategy: { partition: 3 } });
+  it('Partition: a pod below partition moved to updateRevision', async () => {
+    const w = await rolling({ updateStrategy: { partition: 3 } });
     const previous = w.observation();
     w.pod(1)!.metadata.labels![LABEL_REVISION_HASH] = update(w);
     expect(found(w, previous)).toEqual(['Partition']);
   });
 
-  it('Partition: a start below a partition raised in both states; allowed while one state still had it lower', () => {
-    const w = rolling({ updateStrategy: { partition: 0 } });
+  it('Partition: a start below a partition raised in both states; allowed while one state still had it lower', async () => {
+    const w = await rolling({ updateStrategy: { partition: 0 } });
     const lower = w.observation();
     w.edit((s) => void (s.updateStrategy.partition = 3));
     const raised = w.observation();
@@ -234,8 +234,8 @@ describe('oracle: revisions', () => {
     expect(found(w, raised)).toEqual(['Partition']);
   });
 
-  it('Retarget: an in-place update sent back to an older revision', () => {
-    const w = rolling({ updateStrategy: { maxUnavailable: 2 } });
+  it('Retarget: an in-place update sent back to an older revision', async () => {
+    const w = await rolling({ updateStrategy: { maxUnavailable: 2 } });
     const older = update(w);
     w.setImage('nginx:v3');
     storeTemplate(w);
@@ -247,8 +247,8 @@ describe('oracle: revisions', () => {
     expect(found(w, previous)).toEqual([]);
   });
 
-  it('NewPodRevision: a scale-up pod on updateRevision below partition mid-rollout; on currentRevision it is fine', () => {
-    const w = rolling({ updateStrategy: { partition: 5 } });
+  it('NewPodRevision: a scale-up pod on updateRevision below partition mid-rollout; on currentRevision it is fine', async () => {
+    const w = await rolling({ updateStrategy: { partition: 5 } });
     const previous = w.observation();
     w.edit((s) => void (s.replicas = 5));
     newPodOn(w, 4, update(w));
@@ -257,8 +257,8 @@ describe('oracle: revisions', () => {
     expect(found(w, previous)).toEqual([]);
   });
 
-  it('NewPodRevision: on updateRevision at an ordinal >= partition when not paused (§4.3 recreate), not while paused', () => {
-    const w = rolling();
+  it('NewPodRevision: on updateRevision at an ordinal >= partition when not paused (§4.3 recreate), not while paused', async () => {
+    const w = await rolling();
     w.pods.delete('web-3');
     const previous = w.observation();
     newPodOn(w, 3, update(w));
@@ -270,8 +270,8 @@ describe('oracle: revisions', () => {
     expect(found(w, paused)).toEqual(['NewPodRevision']);
   });
 
-  it('CurrentRevision: advanced before every pod runs the update revision', () => {
-    const w = rolling();
+  it('CurrentRevision: advanced before every pod runs the update revision', async () => {
+    const w = await rolling();
     const previous = w.observation();
     w.neoset.status = { ...w.neoset.status, currentRevision: update(w) };
     expect(found(w, previous)).toEqual(['CurrentRevision']);
@@ -279,8 +279,8 @@ describe('oracle: revisions', () => {
 });
 
 describe('oracle: scaling', () => {
-  it('OrderedReady: a pod created while a lower ordinal is not Ready', () => {
-    const w = settled({ replicas: 2 });
+  it('OrderedReady: a pod created while a lower ordinal is not Ready', async () => {
+    const w = await settled({ replicas: 2 });
     w.kubeletUnready('web-0');
     const previous = w.observation();
     w.edit((s) => void (s.replicas = 3));
@@ -288,16 +288,16 @@ describe('oracle: scaling', () => {
     expect(found(w, previous)).toEqual(['OrderedReady']);
   });
 
-  it('OrderedReady: a condemned pod deleted while a higher ordinal exists', () => {
-    const w = settled({ replicas: 3 });
+  it('OrderedReady: a condemned pod deleted while a higher ordinal exists', async () => {
+    const w = await settled({ replicas: 3 });
     w.edit((s) => void (s.replicas = 1));
     const previous = w.observation();
     w.userDelete('web-1');
     expect(found(w, previous)).toEqual(['OrderedReady']);
   });
 
-  it('ClaimOwnership: a pod created before its claim', () => {
-    const w = settled({ replicas: 1, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }] });
+  it('ClaimOwnership: a pod created before its claim', async () => {
+    const w = await settled({ replicas: 1, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }] });
     const previous = w.observation();
     w.edit((s) => void (s.replicas = 2));
     newPodOn(w, 1, update(w));
@@ -308,24 +308,24 @@ describe('oracle: scaling', () => {
 
 describe('oracle: one pod\'s in-place update', () => {
   /** web-3 drained: gate False since `gateFalse`, state Draining since `drainedAt`. */
-  function drained(grace: number, drainedAt: number, gateFalse: number): { w: World; previous: Observation } {
-    const w = rolling({ updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: grace } } });
+  async function drained(grace: number, drainedAt: number, gateFalse: number): Promise<{ w: World; previous: Observation }> {
+    const w = await rolling({ updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: grace } } });
     inPlace(w, 'web-3', { drainStartedAt: at(drainedAt) });
     setCondition(w.pod(3)!, CONDITION_INPLACE_READY, 'False', gateFalse);
     return { w, previous: w.observation() };
   }
 
-  it('Drain: images patched while the pod is still in the endpoints, and before the grace period', () => {
-    const w = rolling({ updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: 30 } } });
+  it('Drain: images patched while the pod is still in the endpoints, and before the grace period', async () => {
+    const w = await rolling({ updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: 30 } } });
     inPlace(w, 'web-3');
     const previous = w.observation();
     inPlace(w, 'web-3', { phase: 'Updating', startedAt: at(w.now + 10_000) });
     expect(found(w, previous)).toEqual(['Drain']); // gate still True
   });
 
-  it('Drain: grace runs from the gate turning False, not from drainStartedAt, to the whole second', () => {
+  it('Drain: grace runs from the gate turning False, not from drainStartedAt, to the whole second', async () => {
     const T = Date.parse('2025-01-01T01:00:00Z');
-    const { w, previous } = drained(30, T - 60_000, T);
+    const { w, previous } = await drained(30, T - 60_000, T);
     inPlace(w, 'web-3', { drainStartedAt: at(T - 60_000), phase: 'Updating', startedAt: at(T + 10_000) });
     expect(found(w, previous)).toEqual(['Drain']);
     inPlace(w, 'web-3', { drainStartedAt: at(T - 60_000), phase: 'Updating', startedAt: at(T + 29_000) });
@@ -334,8 +334,8 @@ describe('oracle: one pod\'s in-place update', () => {
     expect(found(w, previous)).toEqual([]);
   });
 
-  it('Drain: a gate never written counts as False since the pod was created (it never was in the endpoints)', () => {
-    const w = rolling({ updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: 5 } } });
+  it('Drain: a gate never written counts as False since the pod was created (it never was in the endpoints)', async () => {
+    const w = await rolling({ updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: 5 } } });
     const pod = w.pod(3)!;
     pod.status!.conditions = pod.status!.conditions!.filter((c) => c.type !== CONDITION_INPLACE_READY);
     pod.metadata.creationTimestamp = at(w.now);
@@ -347,31 +347,31 @@ describe('oracle: one pod\'s in-place update', () => {
     expect(found(w, previous)).toEqual([]);
   });
 
-  it('Drain: the gate opened while the update is in flight', () => {
+  it('Drain: the gate opened while the update is in flight', async () => {
     const T = Date.parse('2025-01-01T01:00:00Z');
-    const { w } = drained(0, T, T);
+    const { w } = await drained(0, T, T);
     inPlace(w, 'web-3', { drainStartedAt: at(T), phase: 'Updating', startedAt: at(T) });
     const previous = w.observation();
     setCondition(w.pod(3)!, CONDITION_INPLACE_READY, 'True', T + 1000);
     expect(found(w, previous)).toEqual(['Drain']);
   });
 
-  it('InPlaceDone: the state removed before the new container is ready', () => {
-    const w = rolling();
+  it('InPlaceDone: the state removed before the new container is ready', async () => {
+    const w = await rolling();
     const pod = w.pod(3)!;
     const cs = pod.status!.containerStatuses![0];
     inPlace(w, 'web-3', { phase: 'Updating', startedAt: at(w.now), targetImages: { app: 'nginx:v2' }, previousImageIDs: { app: cs.imageID } });
     pod.spec.containers[0].image = 'nginx:v2';
     w.kubeletSync('web-3'); // restarted on v2, not ready
     const previous = w.observation();
-    delete pod.metadata.annotations![ANNOTATION_INPLACE_STATE];
+    delete w.pod(3)!.metadata.annotations![ANNOTATION_INPLACE_STATE]; // (w.pod: a kubelet sync wrote the pod since)
     expect(found(w, previous)).toEqual(['InPlaceDone']);
     w.kubeletSync('web-3'); // ready on v2
     expect(found(w, previous)).toEqual([]);
   });
 
-  it('InPlaceDone: a drain abandoned before any change is fine; one that changed images must be done', () => {
-    const w = rolling();
+  it('InPlaceDone: a drain abandoned before any change is fine; one that changed images must be done', async () => {
+    const w = await rolling();
     inPlace(w, 'web-3');
     const previous = w.observation();
     delete w.pod(3)!.metadata.annotations![ANNOTATION_INPLACE_STATE];
@@ -383,8 +383,8 @@ describe('oracle: one pod\'s in-place update', () => {
     expect(found(w, previous)).toEqual([]);
   });
 
-  it('Terminating: a terminating pod written again', () => {
-    const w = settled({ replicas: 2 });
+  it('Terminating: a terminating pod written again', async () => {
+    const w = await settled({ replicas: 2 });
     w.userDelete('web-1');
     const previous = w.observation();
     inPlace(w, 'web-1');

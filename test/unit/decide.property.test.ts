@@ -90,16 +90,16 @@ function applyEdit(w: World, e: Edit): void {
 }
 
 /** Apply one command; `state` is a copy of the world as it is (the snapshot a reconcile reads). */
-function step(w: World, c: Command, state: WorldObservation): void {
+async function step(w: World, c: Command, state: WorldObservation): Promise<void> {
   const name = (i: number) => `${w.neoset.metadata.name}-${i}`;
   switch (c.k) {
     case 'tick':
-      reconcile(w, state);
+      await reconcile(w, state);
       return w.kubeletSettle(1);
     case 'reconcile':
       return reconcile(w, state);
     case 'crash':
-      return void w.reconcile({ crashAfter: c.after, snapshot: state });
+      return void await w.reconcile({ crashAfter: c.after, snapshot: state });
     case 'kubelet':
       return w.kubeletSync(name(c.pod));
     case 'unready':
@@ -120,8 +120,8 @@ function step(w: World, c: Command, state: WorldObservation): void {
  * Nothing else writes while the world reconciles, so a 409 could only come from the plan itself:
  * two writes computed from the same resourceVersion of one object (one write per pod per decision).
  */
-function reconcile(w: World, snapshot: WorldObservation): void {
-  const r = w.reconcile({ snapshot });
+async function reconcile(w: World, snapshot: WorldObservation): Promise<void> {
+  const r = await w.reconcile({ snapshot });
   if (r.conflict) throw new Error(`the plan conflicts with itself: ${r.plan.actions.map((a) => a.kind).join(', ')}`);
 }
 
@@ -179,17 +179,17 @@ function assertConverged(w: World): void {
 }
 
 describe('decide() under random kubelet progress, failures, user edits and crashes', () => {
-  it('keeps the SPEC §7 invariants after every step and converges once the user stops', () => {
-    fc.assert(
-      fc.property(setup, fc.array(command, { minLength: 5, maxLength: 60, size: 'max' }), (s, commands) => {
+  it('keeps the SPEC §7 invariants after every step and converges once the user stops', async () => {
+    await fc.assert(
+      fc.asyncProperty(setup, fc.array(command, { minLength: 5, maxLength: 60, size: 'max' }), async (s, commands) => {
         const w = build(s);
         const trail: string[] = ['bootstrap'];
         const check = (previous: Observation, current: Observation) => assertInvariants(w, previous, current, trail);
         // The NeoSet is created and settles before anything else happens (checked all the way).
-        if (w.settle(200, check) < 0) throw new Error(`bootstrap did not settle: ${describePods(w)}`);
+        if ((await w.settle(200, check)) < 0) throw new Error(`bootstrap did not settle: ${describePods(w)}`);
         let previous = w.observation();
         for (const c of commands) {
-          step(w, c, previous);
+          await step(w, c, previous);
           trail.push(JSON.stringify(c));
           const current = w.observation();
           check(previous, current);
@@ -197,7 +197,7 @@ describe('decide() under random kubelet progress, failures, user edits and crash
         }
         finalEdit(w);
         trail.push('final edit');
-        const rounds = w.settle(400, check);
+        const rounds = await w.settle(400, check);
         if (rounds < 0) throw new Error(`did not converge: ${describePods(w)} status ${JSON.stringify(w.neoset.status)}\n${trail.join(' | ')}`);
         assertConverged(w);
       }),

@@ -31,9 +31,9 @@ export function steps(plan: Plan | Action[]): string[] {
 }
 
 /** A NeoSet created and settled: every pod running and Ready on the first revision. */
-export function settled(spec: Partial<NeoSetSpecInput> & { image?: string } = {}): World {
+export async function settled(spec: Partial<NeoSetSpecInput> & { image?: string } = {}): Promise<World> {
   const w = new World({ replicas: 5, ...spec });
-  if (w.settle() < 0) throw new Error('did not settle');
+  if ((await w.settle()) < 0) throw new Error('did not settle');
   return w;
 }
 

@@ -54,7 +54,7 @@ describe('a new pod', () => {
     });
   });
 
-  it('never duplicates our readiness gate, and has no subdomain without serviceName', () => {
+  it('never duplicates our readiness gate, and has no subdomain without serviceName', async () => {
     const w = new World({ replicas: 1 });
     const template = { ...w.neoset.spec.template, spec: { ...w.neoset.spec.template.spec, readinessGates: [{ conditionType: 'InPlaceUpdateReady' }] } };
     const pod = newPod(w.neoset, 3, 'web-x', template);
@@ -64,7 +64,7 @@ describe('a new pod', () => {
 });
 
 describe('ordinals', () => {
-  it('are read only from names NeoSet gives', () => {
+  it('are read only from names NeoSet gives', async () => {
     expect(parseOrdinal('web', 'web-0')).toBe(0);
     expect(parseOrdinal('web', 'web-12')).toBe(12);
     expect(parseOrdinal('web', 'web-012')).toBeNull();
@@ -73,9 +73,9 @@ describe('ordinals', () => {
     expect(parseOrdinal('web', 'web--1')).toBeNull();
   });
 
-  it('pods whose name is not <neoset>-<ordinal> are never acted on', () => {
+  it('pods whose name is not <neoset>-<ordinal> are never acted on', async () => {
     const w = new World({ replicas: 1 });
-    w.settle();
+    await w.settle();
     w.pods.set('web-canary', { metadata: { name: 'web-canary', uid: 'x', resourceVersion: '1', labels: { 'neoset.neo.io/name': 'web' } }, spec: { containers: [] } });
     w.edit((s) => void (s.replicas = 0));
     expect(plan(w).actions.map((a) => a.kind)).toEqual(['deletePod']);

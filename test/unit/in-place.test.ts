@@ -11,8 +11,8 @@ const state = (w: World, i: number): InPlaceState | null => parseInPlaceState(w.
 const gate = (w: World, i: number) => w.pod(i)?.status?.conditions?.find((c) => c.type === CONDITION_INPLACE_READY);
 
 /** One replica on v1, settled, then the template moves to v2 and the revision is created. */
-function oneReplicaUpdating(spec: Parameters<typeof settled>[0] = {}): { w: World; v1: string; v2: string } {
-  const w = settled({ replicas: 1, ...spec });
+async function oneReplicaUpdating(spec: Parameters<typeof settled>[0] = {}): Promise<{ w: World; v1: string; v2: string }> {
+  const w = await settled({ replicas: 1, ...spec });
   const v1 = w.neoset.status!.currentRevision!;
   w.setImage('nginx:v2');
   return { w, v1, v2: '' };
@@ -25,10 +25,10 @@ function only(w: World): Action {
 }
 
 describe('in-place update of one pod', () => {
-  it('walks Draining -> gate False -> grace -> patchImages -> done -> finish -> gate True, one write per decision', () => {
-    const { w, v1 } = oneReplicaUpdating({ updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: 10 } } });
+  it('walks Draining -> gate False -> grace -> patchImages -> done -> finish -> gate True, one write per decision', async () => {
+    const { w, v1 } = await oneReplicaUpdating({ updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: 10 } } });
     const start = w.now;
-    const r1 = w.reconcile();
+    const r1 = await w.reconcile();
     const v2 = r1.plan.status!.updateRevision!;
     expect(steps(r1.plan)).toEqual(['createRevision', 'markDraining:web-0']);
     expect(r1.plan.actions[1]).toMatchObject({
@@ -39,7 +39,7 @@ describe('in-place update of one pod', () => {
 
     // 1b: the annotation is there, the gate is still True -> False
     expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'False', reason: 'InPlaceUpdateDraining' });
-    w.reconcile();
+    await w.reconcile();
     w.kubeletSettle(1);
     expect(w.pod(0)!.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('False');
 
@@ -69,7 +69,7 @@ describe('in-place update of one pod', () => {
       },
       event: expect.objectContaining({ reason: 'InPlaceUpdateStarted' }),
     });
-    w.reconcile();
+    await w.reconcile();
     expect(w.revisionOf(0)).toBe(v2);
 
     // 3: not done until the kubelet restarted the container on the new image and it is ready
@@ -82,39 +82,39 @@ describe('in-place update of one pod', () => {
     // 4: finish, then open the gate
     expect(only(w)).toMatchObject({ kind: 'finishInPlaceUpdate', revision: v2, durationSeconds: 15 });
     expect(decideReadiness(w.snapshot(), 'web-0', new Date(w.now)).actions).toEqual([only(w)]);
-    w.reconcile();
+    await w.reconcile();
     expect(state(w, 0)).toBeNull();
     expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'True', reason: 'InPlaceUpdateDone' });
-    w.reconcile();
+    await w.reconcile();
     w.kubeletSettle(1);
-    w.reconcile();
+    await w.reconcile();
     expect(w.neoset.status).toMatchObject({ phase: 'Completed', currentRevision: v2, updatedReplicas: 1 });
     expect(v1).not.toBe(v2);
     expect(w.now - start).toBe(15_000);
   });
 
-  it('the gate: a crash between markDraining and the condition write is finished by the next decision', () => {
-    const { w } = oneReplicaUpdating();
-    w.reconcile({ crashAfter: 2 }); // createRevision, markDraining; no status
+  it('the gate: a crash between markDraining and the condition write is finished by the next decision', async () => {
+    const { w } = await oneReplicaUpdating();
+    await w.reconcile({ crashAfter: 4 }); // claim, createRevision, its Event, markDraining
     expect(state(w, 0)?.phase).toBe('Draining');
     expect(gate(w, 0)?.status).toBe('True');
     expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'False' });
   });
 
-  it('the gate: a pod with no update in flight whose gate is False gets it back (crash between finish and gate)', () => {
-    const { w } = oneReplicaUpdating();
-    for (let i = 0; i < 3; i++) w.reconcile(); // drain, gate False, patch
+  it('the gate: a pod with no update in flight whose gate is False gets it back (crash between finish and gate)', async () => {
+    const { w } = await oneReplicaUpdating();
+    for (let i = 0; i < 3; i++) await w.reconcile(); // drain, gate False, patch
     w.kubeletSettle(2);
-    w.reconcile(); // finish
+    await w.reconcile(); // finish
     expect(state(w, 0)).toBeNull();
     expect(gate(w, 0)?.status).toBe('False');
     expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'True' });
   });
 
-  it('a new pod gets its gate once Running with containers started, without waiting for Ready', () => {
-    const w = settled({ replicas: 1 });
+  it('a new pod gets its gate once Running with containers started, without waiting for Ready', async () => {
+    const w = await settled({ replicas: 1 });
     w.edit((s) => void (s.replicas = 2));
-    w.reconcile(); // createPod web-1
+    await w.reconcile(); // createPod web-1
     expect(gate(w, 1)).toBeUndefined();
     expect(plan(w).actions).toEqual([]); // Pending: nothing to open yet
     w.kubeletSync('web-1'); // Running, containers started, not ready
@@ -123,38 +123,38 @@ describe('in-place update of one pod', () => {
     expect(decideReadiness(w.snapshot(), 'web-0', new Date(w.now)).actions).toEqual([]);
   });
 
-  it('readiness Ready waits for ContainersReady, not the pod Ready condition our gate holds False', () => {
-    const { w } = oneReplicaUpdating({ updateStrategy: { inPlaceUpdateStrategy: { readiness: 'Ready' } } });
-    for (let i = 0; i < 3; i++) w.reconcile();
+  it('readiness Ready waits for ContainersReady, not the pod Ready condition our gate holds False', async () => {
+    const { w } = await oneReplicaUpdating({ updateStrategy: { inPlaceUpdateStrategy: { readiness: 'Ready' } } });
+    for (let i = 0; i < 3; i++) await w.reconcile();
     w.kubeletSettle(2);
-    const pod = w.pod(0)!;
-    expect(pod.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('False');
-    expect(pod.status!.conditions!.find((c) => c.type === 'ContainersReady')!.status).toBe('True');
+    const condition = (type: string) => w.pod(0)!.status!.conditions!.find((c) => c.type === type)!;
+    expect(condition('Ready').status).toBe('False');
+    expect(condition('ContainersReady').status).toBe('True');
     expect(only(w).kind).toBe('finishInPlaceUpdate');
-    pod.status!.conditions!.find((c) => c.type === 'ContainersReady')!.status = 'False';
+    condition('ContainersReady').status = 'False';
     expect(plan(w).actions).toEqual([]);
   });
 
-  it('done compares the normalized image and a new imageID — or a new containerID when the digest is the same', () => {
-    const { w } = oneReplicaUpdating();
-    for (let i = 0; i < 3; i++) w.reconcile();
-    const cs = w.pod(0)!.status!.containerStatuses![0];
-    const before = { ...cs };
+  it('done compares the normalized image and a new imageID — or a new containerID when the digest is the same', async () => {
+    const { w } = await oneReplicaUpdating();
+    for (let i = 0; i < 3; i++) await w.reconcile();
+    const cs = () => w.pod(0)!.status!.containerStatuses![0];
+    const before = { ...cs() };
     // the kubelet reports the target, normalized, with the same digest (a retag) but a new container
-    Object.assign(cs, { image: 'docker.io/library/nginx:v2', ready: true, containerID: 'containerd://new' });
+    Object.assign(cs(), { image: 'docker.io/library/nginx:v2', ready: true, containerID: 'containerd://new' });
     expect(only(w).kind).toBe('finishInPlaceUpdate');
     // still the old container: not done
-    Object.assign(cs, { containerID: before.containerID });
+    Object.assign(cs(), { containerID: before.containerID });
     expect(plan(w).actions).toEqual([]);
     // a different image: not done
-    Object.assign(cs, { image: 'docker.io/library/nginx:v3', imageID: 'sha256:other', containerID: 'containerd://new' });
+    Object.assign(cs(), { image: 'docker.io/library/nginx:v3', imageID: 'sha256:other', containerID: 'containerd://new' });
     expect(plan(w).actions).toEqual([]);
   });
 
-  it('timeout: not done within timeoutSeconds -> Failed, Progressing=False ProgressDeadlineExceeded, one keyed Warning', () => {
-    const w = settled({ replicas: 2, updateStrategy: { inPlaceUpdateStrategy: { timeoutSeconds: 60 } } });
+  it('timeout: not done within timeoutSeconds -> Failed, Progressing=False ProgressDeadlineExceeded, one keyed Warning', async () => {
+    const w = await settled({ replicas: 2, updateStrategy: { inPlaceUpdateStrategy: { timeoutSeconds: 60 } } });
     w.setImage('nginx:crash');
-    w.run(6, 0);
+    await w.run(6, 0);
     const stuck = state(w, 1)!;
     expect(stuck.phase).toBe('Updating');
     w.advance(61);
@@ -168,20 +168,20 @@ describe('in-place update of one pod', () => {
       message: expect.stringContaining('web-1'),
     });
     // pod 0 does not start: no new batch while Failed (and the budget is used anyway)
-    w.reconcile();
+    await w.reconcile();
     expect(state(w, 0)).toBeNull();
   });
 
-  it('the deadline restarts when pause is toggled (the user retries), not on a scale or a promote', () => {
-    const w = settled({ replicas: 2, updateStrategy: { inPlaceUpdateStrategy: { timeoutSeconds: 60 } } });
+  it('the deadline restarts when pause is toggled (the user retries), not on a scale or a promote', async () => {
+    const w = await settled({ replicas: 2, updateStrategy: { inPlaceUpdateStrategy: { timeoutSeconds: 60 } } });
     w.setImage('nginx:crash');
-    w.run(6, 0);
+    await w.run(6, 0);
     w.advance(120);
     expect(plan(w).status?.phase ?? w.neoset.status!.phase).toBe('Failed');
-    w.reconcile();
+    await w.reconcile();
     // An HPA or `kubectl scale` changes the generation, not the deadline: still Failed.
     w.edit((s) => void (s.replicas = 3));
-    w.reconcile();
+    await w.reconcile();
     w.advance(1);
     w.edit((s) => void (s.updateStrategy.partition = 1));
     expect(steps(plan(w))).not.toContain('restartDeadline:web-1');
@@ -189,7 +189,7 @@ describe('in-place update of one pod', () => {
     // Toggling pause, each edge seen by a decision, restarts it.
     w.edit((s) => void (s.updateStrategy.partition = 0));
     w.edit((s) => void (s.updateStrategy.pause = true));
-    w.reconcile();
+    await w.reconcile();
     w.advance(1);
     const restart = plan(w).actions.find((a) => a.kind === 'restartDeadline');
     expect(restart).toMatchObject({
@@ -198,65 +198,65 @@ describe('in-place update of one pod', () => {
       state: { phase: 'Updating', startedAt: '2025-01-01T00:02:02Z' },
       event: { reason: 'InPlaceUpdateDeadlineRestarted' },
     });
-    w.reconcile();
+    await w.reconcile();
     w.edit((s) => void (s.updateStrategy.pause = false));
-    const r = w.reconcile();
+    const r = await w.reconcile();
     expect(r.plan.status?.phase).not.toBe('Failed');
   });
 
-  it('a new updateRevision re-targets a pod mid-update from its current state (rollback of a stuck pod)', () => {
-    const w = settled({ replicas: 1 });
+  it('a new updateRevision re-targets a pod mid-update from its current state (rollback of a stuck pod)', async () => {
+    const w = await settled({ replicas: 1 });
     const v1 = w.neoset.status!.currentRevision!;
     w.setImage('nginx:crash');
-    w.settle(20);
+    await w.settle(20);
     const stuck = state(w, 0)!;
     expect(stuck.phase).toBe('Updating');
     w.rollbackTo(1);
     const p = plan(w);
     expect(steps(p)).toEqual(['recordEvent:RollbackDetected', 'renumberRevision', 'markDraining:web-0']);
     expect(p.actions[2]).toMatchObject({ state: { revision: v1, phase: 'Draining', drainStartedAt: stuck.drainStartedAt } });
-    expect(w.settle()).toBeGreaterThanOrEqual(0);
+    expect(await w.settle()).toBeGreaterThanOrEqual(0);
     expect(w.imageOf(0)).toBe('nginx:v1');
     expect(w.neoset.status).toMatchObject({ phase: 'Completed', currentRevision: v1 });
   });
 
-  it('a drain the rollout no longer wants (partition raised) is abandoned before any change', () => {
-    const { w } = oneReplicaUpdating();
-    w.reconcile(); // markDraining
-    w.reconcile(); // gate False
+  it('a drain the rollout no longer wants (partition raised) is abandoned before any change', async () => {
+    const { w } = await oneReplicaUpdating();
+    await w.reconcile(); // markDraining
+    await w.reconcile(); // gate False
     w.edit((s) => void (s.updateStrategy.partition = 1));
     const abort = only(w);
     expect(abort).toMatchObject({ kind: 'finishInPlaceUpdate', aborted: true, event: { reason: 'UpdateAborted' } });
-    w.reconcile();
+    await w.reconcile();
     expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'True' });
   });
 
-  it('pause lets an update in flight finish but starts no new one', () => {
-    const w = settled({ replicas: 2 });
+  it('pause lets an update in flight finish but starts no new one', async () => {
+    const w = await settled({ replicas: 2 });
     w.setImage('nginx:v2');
-    w.reconcile(); // markDraining web-1
+    await w.reconcile(); // markDraining web-1
     w.edit((s) => void (s.updateStrategy.pause = true));
-    expect(w.settle()).toBeGreaterThanOrEqual(0);
+    expect(await w.settle()).toBeGreaterThanOrEqual(0);
     expect([w.imageOf(0), w.imageOf(1)]).toEqual(['nginx:v1', 'nginx:v2']);
     expect(w.neoset.status!.phase).toBe('Paused');
   });
 
-  it('template labels and annotations travel with the in-place patch; identity labels never move', () => {
-    const w = settled({ replicas: 1 });
+  it('template labels and annotations travel with the in-place patch; identity labels never move', async () => {
+    const w = await settled({ replicas: 1 });
     w.edit((s) => {
       s.template.metadata = { labels: { app: 'web', tier: 'gold' }, annotations: { note: 'v2' } };
       s.template.spec.containers[0].image = 'nginx:v2';
     });
-    for (let i = 0; i < 2; i++) w.reconcile();
+    for (let i = 0; i < 2; i++) await w.reconcile();
     expect(only(w)).toMatchObject({ kind: 'patchImages', labels: { tier: 'gold' }, annotations: { note: 'v2' } });
-    w.reconcile();
+    await w.reconcile();
     w.edit((s) => {
       s.template.metadata = { labels: { app: 'web' } };
       s.template.spec.containers[0].image = 'nginx:v3';
     });
-    w.settle();
-    w.reconcile();
-    for (let i = 0; i < 2; i++) w.reconcile();
+    await w.settle();
+    await w.reconcile();
+    for (let i = 0; i < 2; i++) await w.reconcile();
     expect(w.pod(0)!.metadata.labels).toMatchObject({ app: 'web', 'neoset.neo.io/pod-name': 'web-0' });
     expect(w.pod(0)!.metadata.labels?.tier).toBeUndefined();
     expect(w.pod(0)!.metadata.annotations?.note).toBeUndefined();

@@ -5,15 +5,15 @@ import { plan, settled } from './helpers.ts';
 import { World } from './world.ts';
 
 describe('status', () => {
-  it('reports every field', () => {
-    const w = settled({ replicas: 3 });
+  it('reports every field', async () => {
+    const w = await settled({ replicas: 3 });
     w.edit((s) => {
       s.template.spec.containers[0].image = 'nginx:v2';
       s.updateStrategy.partition = 2;
       s.selector = { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['b', 'a'] }] };
     });
-    w.run(10, 0);
-    w.reconcile();
+    await w.run(10, 0);
+    await w.reconcile();
     const v1 = w.neoset.status!.currentRevision;
     expect(w.neoset.status).toEqual({
       observedGeneration: 2,
@@ -39,34 +39,34 @@ describe('status', () => {
     });
   });
 
-  it('is null in the plan when nothing changed', () => {
-    const w = settled({ replicas: 2 });
+  it('is null in the plan when nothing changed', async () => {
+    const w = await settled({ replicas: 2 });
     expect(plan(w).status).toBeNull();
     w.advance(3600);
     expect(plan(w).status).toBeNull();
   });
 
-  it('keeps lastTransitionTime while a condition keeps its status, and sets it when the status flips', () => {
-    const w = settled({ replicas: 2 });
+  it('keeps lastTransitionTime while a condition keeps its status, and sets it when the status flips', async () => {
+    const w = await settled({ replicas: 2 });
     const progressing = () => w.neoset.status!.conditions!.find((c) => c.type === 'Progressing')!;
     const paused = () => w.neoset.status!.conditions!.find((c) => c.type === 'Paused')!;
     expect(progressing()).toMatchObject({ status: 'False', lastTransitionTime: '2025-01-01T00:00:00Z' });
     w.advance(60);
     w.setImage('nginx:v2');
-    w.reconcile();
+    await w.reconcile();
     expect(progressing()).toMatchObject({ status: 'True', reason: 'RollingOut', lastTransitionTime: '2025-01-01T00:01:00Z' });
     w.advance(60);
     w.edit((s) => void (s.replicas = 3)); // message and generation change, status does not
-    w.reconcile();
+    await w.reconcile();
     expect(progressing().lastTransitionTime).toBe('2025-01-01T00:01:00Z');
     expect(paused().lastTransitionTime).toBe('2025-01-01T00:00:00Z');
     w.edit((s) => void (s.updateStrategy.pause = true));
-    w.reconcile();
+    await w.reconcile();
     expect(paused()).toMatchObject({ status: 'True', reason: 'PausedByUser', lastTransitionTime: '2025-01-01T00:02:00Z' });
   });
 
-  it('Available compares available pods with replicas - maxUnavailable', () => {
-    const w = settled({ replicas: 4, updateStrategy: { maxUnavailable: 1 } });
+  it('Available compares available pods with replicas - maxUnavailable', async () => {
+    const w = await settled({ replicas: 4, updateStrategy: { maxUnavailable: 1 } });
     w.kubeletUnready('web-0');
     expect(plan(w).status!.conditions![0]).toMatchObject({ status: 'True', message: '3/4 ready' });
     w.kubeletUnready('web-1');
@@ -74,43 +74,43 @@ describe('status', () => {
     expect(plan(w).status!.conditions![3]).toMatchObject({ type: 'ReadyForUpgrade', status: 'False', reason: 'NotAvailable' });
   });
 
-  it('lists the pods being updated, in ordinal order', () => {
-    const w = settled({ replicas: 12, podManagementPolicy: 'Parallel', updateStrategy: { maxUnavailable: 3 } });
+  it('lists the pods being updated, in ordinal order', async () => {
+    const w = await settled({ replicas: 12, podManagementPolicy: 'Parallel', updateStrategy: { maxUnavailable: 3 } });
     w.setImage('nginx:v2');
-    w.reconcile();
+    await w.reconcile();
     expect(plan(w).status!.currentUpdatePods).toEqual(['web-9', 'web-10', 'web-11']);
   });
 });
 
 describe('phase', () => {
-  const phaseAfter = (w: World) => {
-    w.settle();
+  const phaseAfter = async (w: World) => {
+    await w.settle();
     return w.neoset.status!.phase;
   };
 
-  it('Idle before any rollout; RollingOut with partition 0; Canary with partition > 0; Paused; Completed', () => {
-    const w = settled({ replicas: 2 });
+  it('Idle before any rollout; RollingOut with partition 0; Canary with partition > 0; Paused; Completed', async () => {
+    const w = await settled({ replicas: 2 });
     expect(w.neoset.status!.phase).toBe('Idle');
     w.edit((s) => {
       s.template.spec.containers[0].image = 'nginx:v2';
       s.updateStrategy.pause = true;
     });
-    expect(phaseAfter(w)).toBe('Paused');
+    expect(await phaseAfter(w)).toBe('Paused');
     w.edit((s) => {
       s.updateStrategy.pause = false;
       s.updateStrategy.partition = 1;
     });
-    w.reconcile();
+    await w.reconcile();
     expect(w.neoset.status!.phase).toBe('Canary');
-    expect(phaseAfter(w)).toBe('Canary');
+    expect(await phaseAfter(w)).toBe('Canary');
     w.edit((s) => void (s.updateStrategy.partition = 0));
-    w.reconcile();
+    await w.reconcile();
     expect(w.neoset.status!.phase).toBe('RollingOut');
-    expect(phaseAfter(w)).toBe('Completed');
+    expect(await phaseAfter(w)).toBe('Completed');
   });
 
-  it('Failed wins over Paused', () => {
-    const w = settled({ replicas: 1, updateStrategy: { type: 'InPlaceOnly' } });
+  it('Failed wins over Paused', async () => {
+    const w = await settled({ replicas: 1, updateStrategy: { type: 'InPlaceOnly' } });
     w.edit((s) => {
       s.template.spec.containers[0].env = [{ name: 'A', value: '1' }];
       s.updateStrategy.pause = true;
@@ -120,18 +120,18 @@ describe('phase', () => {
 });
 
 describe('requeueAfter', () => {
-  it('is null when nothing time-based is pending', () => {
-    expect(plan(settled({ replicas: 2 })).requeueAfter).toBeNull();
+  it('is null when nothing time-based is pending', async () => {
+    expect(plan(await settled({ replicas: 2 })).requeueAfter).toBeNull();
   });
 
-  it('is the earliest of minReadySeconds expiry, grace end and deadline', () => {
-    const w = settled({ replicas: 2, minReadySeconds: 100, updateStrategy: { maxUnavailable: 2, inPlaceUpdateStrategy: { gracePeriodSeconds: 40 } } });
+  it('is the earliest of minReadySeconds expiry, grace end and deadline', async () => {
+    const w = await settled({ replicas: 2, minReadySeconds: 100, updateStrategy: { maxUnavailable: 2, inPlaceUpdateStrategy: { gracePeriodSeconds: 40 } } });
     w.advance(1000);
     w.kubeletUnready('web-0');
     w.kubeletSettle(1); // web-0 Ready again now: available in 100 s
     w.setImage('nginx:v2');
-    w.reconcile(); // web-1 starts draining (web-0 is not available: it is rescued too)
-    w.reconcile();
+    await w.reconcile(); // web-1 starts draining (web-0 is not available: it is rescued too)
+    await w.reconcile();
     w.advance(10);
     expect(plan(w).requeueAfter).toBe(30); // web-1 grace ends in 30 s, before web-0's 90 s
   });

@@ -9,42 +9,42 @@ import { podInPlaceState } from '../../shared/core/update/state-annotation.ts';
 
 const state = (w: World, i: number) => podInPlaceState(w.pod(i)!);
 
-const withEnv = (value: string) => (s: Parameters<Parameters<ReturnType<typeof settled>['edit']>[0]>[0]) => {
+const withEnv = (value: string) => (s: Parameters<Parameters<World['edit']>[0]>[0]) => {
   s.template.spec.containers[0].env = [{ name: 'MODE', value }];
 };
 
 describe('InPlaceIfPossible', () => {
-  it('a change beyond images: drains, then deletes the pod; it comes back on updateRevision', () => {
-    const w = settled({ replicas: 2 });
+  it('a change beyond images: drains, then deletes the pod; it comes back on updateRevision', async () => {
+    const w = await settled({ replicas: 2 });
     const before = w.pod(1)!.metadata.uid;
     w.edit(withEnv('a'));
     expect(steps(plan(w))).toEqual(['createRevision', 'markDraining:web-1']);
-    w.reconcile();
+    await w.reconcile();
     expect(steps(plan(w))).toEqual(['setInPlaceReady:web-1']);
-    w.reconcile();
+    await w.reconcile();
     expect(steps(plan(w))).toEqual(['deletePod:web-1']);
-    w.reconcile();
+    await w.reconcile();
     w.kubeletSettle(1);
     const v2 = w.neoset.status!.updateRevision;
     expect(plan(w).actions[0]).toMatchObject({ kind: 'createPod', pod: { metadata: { name: 'web-1', labels: { 'controller-revision-hash': v2 } } } });
-    expect(w.settle()).toBeGreaterThanOrEqual(0);
+    expect(await w.settle()).toBeGreaterThanOrEqual(0);
     expect(revisionsOfPods(w)).toEqual([v2, v2]);
     expect(w.pod(1)!.metadata.uid).not.toBe(before);
   });
 
-  it('an image-only change is done in place (same pod)', () => {
-    const w = settled({ replicas: 2 });
+  it('an image-only change is done in place (same pod)', async () => {
+    const w = await settled({ replicas: 2 });
     const before = uids(w);
     w.setImage('nginx:v2');
-    expect(w.settle()).toBeGreaterThanOrEqual(0);
+    expect(await w.settle()).toBeGreaterThanOrEqual(0);
     expect(uids(w)).toEqual(before);
     expect(imagesOfPods(w)).toEqual(['nginx:v2', 'nginx:v2']);
   });
 });
 
 describe('InPlaceOnly', () => {
-  it('a change beyond images: no action on any pod, phase Failed, and the reason names what differs', () => {
-    const w = settled({ replicas: 2, updateStrategy: { type: 'InPlaceOnly' } });
+  it('a change beyond images: no action on any pod, phase Failed, and the reason names what differs', async () => {
+    const w = await settled({ replicas: 2, updateStrategy: { type: 'InPlaceOnly' } });
     w.edit(withEnv('a'));
     const p = plan(w);
     expect(steps(p)).toEqual(['createRevision', 'recordEvent:InPlaceOnlyBlocked']); // one Event, not one per pod
@@ -57,38 +57,38 @@ describe('InPlaceOnly', () => {
     });
   });
 
-  it('an image-only change goes in place as usual', () => {
-    const w = settled({ replicas: 2, updateStrategy: { type: 'InPlaceOnly' } });
+  it('an image-only change goes in place as usual', async () => {
+    const w = await settled({ replicas: 2, updateStrategy: { type: 'InPlaceOnly' } });
     w.setImage('nginx:v2');
     expect(steps(plan(w))).toEqual(['createRevision', 'markDraining:web-1']);
   });
 });
 
 describe('ReCreate', () => {
-  it('drains and deletes even for an image-only change, within the budget, highest ordinal first', () => {
-    const w = settled({ replicas: 3, updateStrategy: { type: 'ReCreate', maxUnavailable: 2 } });
+  it('drains and deletes even for an image-only change, within the budget, highest ordinal first', async () => {
+    const w = await settled({ replicas: 3, updateStrategy: { type: 'ReCreate', maxUnavailable: 2 } });
     const before = uids(w);
     w.setImage('nginx:v2');
     expect(steps(plan(w))).toEqual(['createRevision', 'markDraining:web-2', 'markDraining:web-1']);
-    for (let i = 0; i < 3; i++) w.reconcile();
+    for (let i = 0; i < 3; i++) await w.reconcile();
     expect(w.pod(2)!.metadata.deletionTimestamp).toBeDefined();
-    expect(w.settle()).toBeGreaterThanOrEqual(0);
+    expect(await w.settle()).toBeGreaterThanOrEqual(0);
     expect(imagesOfPods(w)).toEqual(['nginx:v2', 'nginx:v2', 'nginx:v2']);
     expect(uids(w).some((u) => before.includes(u))).toBe(false);
   });
 });
 
 describe('OnDelete', () => {
-  it('never touches a pod; a pod the user deletes comes back on updateRevision', () => {
-    const w = settled({ replicas: 2, updateStrategy: { type: 'OnDelete' } });
+  it('never touches a pod; a pod the user deletes comes back on updateRevision', async () => {
+    const w = await settled({ replicas: 2, updateStrategy: { type: 'OnDelete' } });
     const v1 = w.neoset.status!.currentRevision;
     w.setImage('nginx:v2');
     expect(steps(plan(w))).toEqual(['createRevision']);
-    w.settle();
+    await w.settle();
     expect(imagesOfPods(w)).toEqual(['nginx:v1', 'nginx:v1']);
     expect(w.neoset.status!.phase).toBe('RollingOut');
     w.userDelete('web-0');
-    w.settle();
+    await w.settle();
     const v2 = w.neoset.status!.updateRevision;
     expect(revisionsOfPods(w)).toEqual([v2, v1]);
   });
@@ -98,7 +98,7 @@ describe('the budget: maxUnavailable', () => {
   const spec = (replicas: number, maxUnavailable: number | string) =>
     NeoSetSpec.parse({ replicas, selector: {}, template: { spec: { containers: [{ name: 'a', image: 'x' }] } }, updateStrategy: { maxUnavailable } });
 
-  it('is an integer, or a percentage of replicas rounded up, at least 1', () => {
+  it('is an integer, or a percentage of replicas rounded up, at least 1', async () => {
     expect(resolveMaxUnavailable(spec(10, 3))).toBe(3);
     expect(resolveMaxUnavailable(spec(10, '25%'))).toBe(3);
     expect(resolveMaxUnavailable(spec(10, '1%'))).toBe(1);
@@ -106,8 +106,8 @@ describe('the budget: maxUnavailable', () => {
     expect(resolveMaxUnavailable(spec(4, 0))).toBe(1);
   });
 
-  it('a batch is what the budget leaves: maxUnavailable minus the pods already unavailable', () => {
-    const w = settled({ replicas: 5, updateStrategy: { maxUnavailable: 3 } });
+  it('a batch is what the budget leaves: maxUnavailable minus the pods already unavailable', async () => {
+    const w = await settled({ replicas: 5, updateStrategy: { maxUnavailable: 3 } });
     w.kubeletUnready('web-0'); // unavailable and not on updateRevision, but below... partition 0: a rescue
     w.edit((s) => void (s.updateStrategy.partition = 1));
     w.setImage('nginx:v2');
@@ -115,11 +115,11 @@ describe('the budget: maxUnavailable', () => {
     expect(steps(plan(w))).toEqual(['createRevision', 'markDraining:web-4', 'markDraining:web-3']);
   });
 
-  it('minReadySeconds: a pod Ready for less than minReadySeconds is unavailable, and requeueAfter says when it will not be', () => {
-    const w = settled({ replicas: 2, minReadySeconds: 30 });
+  it('minReadySeconds: a pod Ready for less than minReadySeconds is unavailable, and requeueAfter says when it will not be', async () => {
+    const w = await settled({ replicas: 2, minReadySeconds: 30 });
     w.advance(100);
     w.setImage('nginx:v2');
-    w.run(8, 0); // web-1 updated in place and Ready again, at this very moment
+    await w.run(8, 0); // web-1 updated in place and Ready again, at this very moment
     expect(w.imageOf(1)).toBe('nginx:v2');
     const p = plan(w);
     expect(p.actions).toEqual([]);
@@ -132,11 +132,11 @@ describe('the budget: maxUnavailable', () => {
 });
 
 describe('rescue: a pod already unavailable is updated first, outside the budget (SPEC §4.4)', () => {
-  it('a crashlooping rollout is rescued by rolling back, without anyone deleting pods', () => {
-    const w = settled({ replicas: 4, updateStrategy: { maxUnavailable: 1 } });
+  it('a crashlooping rollout is rescued by rolling back, without anyone deleting pods', async () => {
+    const w = await settled({ replicas: 4, updateStrategy: { maxUnavailable: 1 } });
     const v1 = w.neoset.status!.currentRevision;
     w.setImage('nginx:crash');
-    w.run(8, 0);
+    await w.run(8, 0);
     expect(w.imageOf(3)).toBe('nginx:crash'); // stuck: crashlooping, the budget is used up
     expect(imagesOfPods(w).slice(0, 3)).toEqual(['nginx:v1', 'nginx:v1', 'nginx:v1']);
     w.kubeletUnready('web-1'); // and another pod has trouble too
@@ -145,16 +145,16 @@ describe('rescue: a pod already unavailable is updated first, outside the budget
     // both unavailable pods start at once, although maxUnavailable is 1
     expect(steps(p)).toEqual(['recordEvent:RollbackDetected', 'renumberRevision', 'markDraining:web-3']);
     expect(p.actions[2]).toMatchObject({ state: { revision: v1 } });
-    expect(w.settle()).toBeGreaterThanOrEqual(0);
+    expect(await w.settle()).toBeGreaterThanOrEqual(0);
     expect(imagesOfPods(w)).toEqual(['nginx:v1', 'nginx:v1', 'nginx:v1', 'nginx:v1']);
     expect(w.neoset.status).toMatchObject({ phase: 'Completed', currentRevision: v1 });
   });
 
-  it('rolling back: every pod stuck on the abandoned revision is taken at once, outside the budget', () => {
+  it('rolling back: every pod stuck on the abandoned revision is taken at once, outside the budget', async () => {
     // ReCreate: the broken pods are new pods on the broken revision, with no update in flight.
-    const w = settled({ replicas: 4, podManagementPolicy: 'Parallel', updateStrategy: { type: 'ReCreate', maxUnavailable: 2 } });
+    const w = await settled({ replicas: 4, podManagementPolicy: 'Parallel', updateStrategy: { type: 'ReCreate', maxUnavailable: 2 } });
     w.setImage('nginx:crash');
-    w.run(10, 0);
+    await w.run(10, 0);
     expect(imagesOfPods(w)).toEqual(['nginx:v1', 'nginx:v1', 'nginx:crash', 'nginx:crash']);
     expect([2, 3].map((i) => state(w, i))).toEqual([null, null]);
     w.rollbackTo(1); // revision 1 again: the crash revision is abandoned
@@ -164,39 +164,39 @@ describe('rescue: a pod already unavailable is updated first, outside the budget
     expect(p.actions.find((a) => a.kind === 'markDraining')).toMatchObject({ event: { message: expect.stringContaining('rescue') } });
   });
 
-  it('fixing forward: pods stuck on the broken revision are rescued toward the new one', () => {
-    const w = settled({ replicas: 3, podManagementPolicy: 'Parallel', updateStrategy: { maxUnavailable: 1 } });
+  it('fixing forward: pods stuck on the broken revision are rescued toward the new one', async () => {
+    const w = await settled({ replicas: 3, podManagementPolicy: 'Parallel', updateStrategy: { maxUnavailable: 1 } });
     w.setImage('nginx:crash');
-    w.run(8, 0);
+    await w.run(8, 0);
     expect(imagesOfPods(w)).toEqual(['nginx:v1', 'nginx:v1', 'nginx:crash']);
     w.setImage('nginx:v3');
     const p = plan(w);
     expect(steps(p)).toEqual(['createRevision', 'markDraining:web-2']);
-    w.reconcile();
-    expect(w.settle()).toBeGreaterThanOrEqual(0);
+    await w.reconcile();
+    expect(await w.settle()).toBeGreaterThanOrEqual(0);
     expect(imagesOfPods(w)).toEqual(['nginx:v3', 'nginx:v3', 'nginx:v3']);
   });
 });
 
 describe('nothing else bypasses the budget (SPEC §4.4 Rescue [revised])', () => {
-  it('a Pending pod just created on currentRevision during a rollout waits for the budget', () => {
-    const w = settled({ replicas: 5, updateStrategy: { maxUnavailable: 1 } });
+  it('a Pending pod just created on currentRevision during a rollout waits for the budget', async () => {
+    const w = await settled({ replicas: 5, updateStrategy: { maxUnavailable: 1 } });
     w.setImage('nginx:v2');
-    w.reconcile(); // web-4 starts: the budget is spent
+    await w.reconcile(); // web-4 starts: the budget is spent
     w.userDelete('web-1');
     w.kubeletSync('web-1'); // gone
-    w.reconcile(); // recreated on the stable revision, Pending
+    await w.reconcile(); // recreated on the stable revision, Pending
     const stable = w.neoset.status!.currentRevision;
     expect(w.revisionOf(1)).toBe(stable);
     expect(w.pod(1)!.status!.phase).toBe('Pending');
     expect(steps(plan(w))).not.toContain('markDraining:web-1');
   });
 
-  it('Ready pods inside minReadySeconds are unavailable: they are not all drained at once', () => {
+  it('Ready pods inside minReadySeconds are unavailable: they are not all drained at once', async () => {
     // The report: minReadySeconds 3, maxUnavailable 2, three pods Ready for less than 3 s.
     const w = new World({ replicas: 3, podManagementPolicy: 'Parallel', minReadySeconds: 3, updateStrategy: { maxUnavailable: 2 } });
     w.kubeletSettle(0);
-    w.run(3, 0); // created, running, Ready — for 0 s
+    await w.run(3, 0); // created, running, Ready — for 0 s
     expect(w.pod(2)!.status!.conditions!.find((c) => c.type === 'Ready')?.status).toBe('True');
     w.setImage('nginx:v2');
     expect(steps(plan(w)).filter((s) => s.startsWith('markDraining'))).toEqual([]);
@@ -204,22 +204,22 @@ describe('nothing else bypasses the budget (SPEC §4.4 Rescue [revised])', () =>
     expect(steps(plan(w)).filter((s) => s.startsWith('markDraining'))).toEqual(['markDraining:web-2', 'markDraining:web-1']);
   });
 
-  it('pods a node reboot made unready while the rollout is Failed do not get the broken image', () => {
-    const w = settled({ replicas: 3, updateStrategy: { maxUnavailable: 1, inPlaceUpdateStrategy: { timeoutSeconds: 30 } } });
+  it('pods a node reboot made unready while the rollout is Failed do not get the broken image', async () => {
+    const w = await settled({ replicas: 3, updateStrategy: { maxUnavailable: 1, inPlaceUpdateStrategy: { timeoutSeconds: 30 } } });
     w.setImage('nginx:crash');
-    w.run(8, 0);
+    await w.run(8, 0);
     w.advance(31);
-    w.reconcile();
+    await w.reconcile();
     expect(w.neoset.status!.phase).toBe('Failed');
     w.kubeletUnready('web-0');
     w.kubeletUnready('web-1');
     expect(steps(plan(w)).filter((s) => s.startsWith('markDraining'))).toEqual([]);
   });
 
-  it('nothing at all starts while paused, rescues included', () => {
-    const w = settled({ replicas: 3, podManagementPolicy: 'Parallel', updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } });
+  it('nothing at all starts while paused, rescues included', async () => {
+    const w = await settled({ replicas: 3, podManagementPolicy: 'Parallel', updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } });
     w.setImage('nginx:crash');
-    w.run(8, 0);
+    await w.run(8, 0);
     w.edit((s) => void (s.updateStrategy.pause = true));
     w.rollbackTo(1); // web-2 now stuck on an abandoned revision: a rescue, but paused
     expect(steps(plan(w)).filter((s) => s.startsWith('markDraining'))).toEqual([]);

@@ -1,50 +1,74 @@
-// A pure in-memory cluster for driving decide(): it applies plan actions with the applier's
-// semantics (each write conditional on the resourceVersion it was computed from; a 409 stops the
-// plan; the status is written last, only if every action went through), simulates the kubelet
-// (pods start, become ready, restart containers on an image patch, crashloop on a bad image, fail),
-// the garbage collector (claims owned by a removed pod), user edits, and a clock.
-import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
+// An in-memory cluster for driving the core: the real snapshot reader and the real applier
+// (shared/k8s) against the in-memory API (test/memory-api: kube-apiserver's resourceVersion
+// semantics, so every write is conditional exactly as on a cluster), a simulated kubelet (pods
+// start, become ready, restart containers on an image patch, crashloop on a bad image, fail), the
+// garbage collector, user edits, and a clock. One applier: what runs here is what runs in the functions.
+import { ANNOTATION_INPLACE_STATE, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 import { NeoSet, type NeoSetSpecInput } from '../../shared/api/neoset.ts';
-import { decide } from '../../shared/core/decide.ts';
-import type { Observation } from '../oracle/index.ts';
+import { decide, type Duties } from '../../shared/core/decide.ts';
 import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../../shared/core/objects.ts';
-import type { Action, ObjectRef, Plan } from '../../shared/core/plan.ts';
+import type { Action, Plan } from '../../shared/core/plan.ts';
 import type { Snapshot } from '../../shared/core/snapshot.ts';
 import { rfc3339 } from '../../shared/core/time.ts';
-import { failPod, makeUnready, setCondition, syncPod } from './kubelet.ts';
+import { applyPlan } from '../../shared/k8s/apply.ts';
+import { ApiError } from '../../shared/k8s/client.ts';
+import { readSnapshot } from '../../shared/k8s/snapshot-reader.ts';
+import { createMemoryApi, CrashError, type KubeObject, type MemoryApi, type MemoryApiOptions, type Resource } from '../memory-api/index.ts';
+import type { Observation } from '../oracle/index.ts';
+import { failPod, makeUnready, syncPod } from './kubelet.ts';
 
 export { BAD_IMAGE_MARK } from './kubelet.ts';
 
 type NeoSetT = ReturnType<typeof NeoSet.parse>;
 
 export const T0 = Date.parse('2025-01-01T00:00:00Z');
+export const NAMESPACE = 'default';
+const NODE = 'node-1';
 
 export type WorldObservation = Snapshot & Observation & { at: number };
 
 export interface ReconcileResult {
   plan: Plan;
-  /** Actions that went through. */
-  applied: Action[];
+  /** Kinds of the writes that went through, in order (the claim and status writes included). */
+  written: string[];
   conflict: boolean;
   statusWritten: boolean;
 }
 
+export interface ReconcileOptions {
+  /** The process dies after this many writes (Events included): nothing after them lands. */
+  crashAfter?: number;
+  /** Decide from this snapshot (taken earlier) instead of reading the cluster now. */
+  snapshot?: Snapshot;
+  duties?: Duties;
+}
+
+/** Live objects a test may change in place, written back to the store before anything else happens. */
+interface Cache {
+  neoset: NeoSetT;
+  pods: Map<string, Pod>;
+  revisions: Map<string, ControllerRevision>;
+  pvcs: Map<string, PersistentVolumeClaim>;
+}
+
+const RESOURCES = { pods: 'pods', revisions: 'controllerrevisions', pvcs: 'persistentvolumeclaims' } as const;
+
 export class World {
   now = T0;
-  neoset: NeoSetT;
-  pods = new Map<string, Pod>();
-  revisions = new Map<string, ControllerRevision>();
-  pvcs = new Map<string, PersistentVolumeClaim>();
-  events = new Map<string, number>();
-  #rv = 1;
+  readonly api: MemoryApi;
+  readonly name: string;
   #id = 1;
+  #cache: Cache | null = null;
 
-  constructor(spec: Partial<NeoSetSpecInput> & { image?: string }, name = 'web') {
+  constructor(spec: Partial<NeoSetSpecInput> & { image?: string }, name = 'web', api?: MemoryApi) {
+    this.name = name;
+    this.api = api ?? createMemoryApi({ now: () => this.now });
+    if (api) return;
     const { image = 'nginx:v1', ...rest } = spec;
-    this.neoset = NeoSet.parse({
+    const neoset = NeoSet.parse({
       apiVersion: 'neo.io/v1alpha1',
       kind: 'NeoSet',
-      metadata: { name, namespace: 'default', uid: 'neoset-uid', generation: 1, resourceVersion: this.nextRv() },
+      metadata: { name, namespace: NAMESPACE, uid: 'neoset-uid', generation: 1 },
       spec: {
         selector: { matchLabels: { app: name } },
         template: {
@@ -54,24 +78,16 @@ export class World {
         ...rest,
       },
     });
+    this.api.store.put('neosets', neoset as unknown as KubeObject);
   }
 
   /** An independent copy of the whole world (to try alternative futures). */
-  fork(): World {
-    const w = new World({}, this.neoset.metadata.name);
+  fork(opts: MemoryApiOptions = {}): World {
+    this.#flush();
+    const w: World = new World({}, this.name, this.api.fork({ now: () => w.now, ...opts }));
     w.now = this.now;
-    w.neoset = structuredClone(this.neoset);
-    w.pods = structuredClone(this.pods);
-    w.revisions = structuredClone(this.revisions);
-    w.pvcs = structuredClone(this.pvcs);
-    w.events = new Map(this.events);
-    w.#rv = this.#rv;
     w.#id = this.#id;
     return w;
-  }
-
-  nextRv(): string {
-    return String(this.#rv++);
   }
 
   nextId(): string {
@@ -80,22 +96,77 @@ export class World {
 
   // ---- observation -------------------------------------------------------------------------
 
+  // A test changes the cluster as etcd would let it: `w.pod(0)!.metadata.labels![k] = v`,
+  // `w.pods.delete(name)`, `w.neoset.status = ...` change live objects that are written to the store
+  // (a new resourceVersion each, as any write) before the next step of the world.
+
+  get neoset(): NeoSetT {
+    return this.#view().neoset;
+  }
+
+  set neoset(value: NeoSetT) {
+    this.#view().neoset = value;
+  }
+
+  get pods(): Map<string, Pod> {
+    return this.#view().pods;
+  }
+
+  get revisions(): Map<string, ControllerRevision> {
+    return this.#view().revisions;
+  }
+
+  get pvcs(): Map<string, PersistentVolumeClaim> {
+    return this.#view().pvcs;
+  }
+
+  #view(): Cache {
+    if (this.#cache) return this.#cache;
+    // The namespace is the world's: everything in it is the scene (what a test puts there unlabelled too).
+    const mine = <T extends KubeObject>(resource: Resource) => new Map(this.api.store.list<T>(resource, NAMESPACE).map((o) => [o.metadata.name, o]));
+    this.#cache = {
+      neoset: this.api.store.get<KubeObject>('neosets', NAMESPACE, this.name) as unknown as NeoSetT,
+      pods: mine<Pod & KubeObject>('pods'),
+      revisions: mine<ControllerRevision & KubeObject>('controllerrevisions'),
+      pvcs: mine<PersistentVolumeClaim & KubeObject>('persistentvolumeclaims'),
+    };
+    return this.#cache;
+  }
+
+  /** Writes what a test changed in place back to the store; the next read loads afresh. */
+  #flush(): void {
+    const cache = this.#cache;
+    if (!cache) return;
+    this.#cache = null;
+    const { store } = this.api;
+    store.put('neosets', cache.neoset as unknown as KubeObject);
+    for (const [key, resource] of Object.entries(RESOURCES) as [keyof typeof RESOURCES, Resource][]) {
+      const live = cache[key] as Map<string, KubeObject>;
+      for (const stored of store.list(resource, NAMESPACE)) if (!live.has(stored.metadata.name)) store.remove(resource, NAMESPACE, stored.metadata.name);
+      for (const obj of live.values()) store.put(resource, { ...obj, metadata: { namespace: NAMESPACE, ...obj.metadata } });
+    }
+  }
+
+  /** What the snapshot reader reads, read synchronously: the state as it is now. */
   snapshot(): Snapshot {
+    this.#flush();
+    const neoset = NeoSet.parse(this.neoset);
+    // Copies, taken now: the live objects may change after (a snapshot is a read at one moment).
     return structuredClone({
-      neoset: this.neoset,
+      neoset,
       pods: [...this.pods.values()],
       revisions: [...this.revisions.values()],
-      pvcs: [...this.pvcs.values()],
+      pvcs: neoset.spec.volumeClaimTemplates.length > 0 ? [...this.pvcs.values()] : [],
     });
   }
 
   /** The state as the invariant checker takes it; also a snapshot decide() can read. */
   observation(): WorldObservation {
-    return { ...this.snapshot(), at: this.now };
+    return { ...this.snapshot(), pvcs: structuredClone([...this.pvcs.values()]), at: this.now };
   }
 
   pod(ordinal: number): Pod | undefined {
-    return this.pods.get(`${this.neoset.metadata.name}-${ordinal}`);
+    return this.pods.get(`${this.name}-${ordinal}`);
   }
 
   revisionOf(ordinal: number): string | undefined {
@@ -106,148 +177,50 @@ export class World {
     return this.pod(ordinal)?.spec.containers[0].image;
   }
 
+  /** Reasons of the Events recorded on the NeoSet, in the order they were recorded. */
+  eventReasons(): string[] {
+    this.#flush();
+    return this.api.store
+      .list<KubeObject & { reason: string; metadata: { creationTimestamp?: string } }>('events', NAMESPACE)
+      .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion))
+      .map((e) => e.reason);
+  }
+
   // ---- the reconcile function --------------------------------------------------------------
 
-  /**
-   * decide() then apply: stop at the first conflict, or after `crashAfter` actions (a crash).
-   * `snapshot` may be passed when the caller holds a copy of the current state (an observation).
-   */
-  reconcile(opts: { crashAfter?: number; snapshot?: Snapshot } = {}): ReconcileResult {
-    const snapshot = opts.snapshot ?? this.snapshot();
-    const plan = decide(snapshot, new Date(this.now));
-    const applied: Action[] = [];
-    if (plan.claim && plan.status) {
-      // §2.0: the claim first, conditional on the NeoSet's resourceVersion.
-      if (opts.crashAfter === 0) return { plan, applied, conflict: false, statusWritten: false };
-      if (this.neoset.metadata.resourceVersion !== snapshot.neoset.metadata.resourceVersion) return { plan, applied, conflict: true, statusWritten: false };
-      this.neoset.status = structuredClone(plan.status);
-      this.neoset.metadata.resourceVersion = this.nextRv();
+  /** decide() then the real applyPlan: it stops at the first conflict, or when the process "dies". */
+  async reconcile(opts: ReconcileOptions = {}): Promise<ReconcileResult> {
+    this.#flush();
+    const snapshot = opts.snapshot ?? (await readSnapshot(this.api.client, NAMESPACE, this.name));
+    if (!snapshot) throw new Error(`NeoSet ${this.name} is gone`);
+    const plan = decide(snapshot, new Date(this.now), opts.duties);
+    if (opts.crashAfter !== undefined) this.api.crashAfterWrites(opts.crashAfter);
+    try {
+      const r = await applyPlan(this.api.client, snapshot, plan, { now: () => new Date(this.now) });
+      return { plan, written: r.written, conflict: r.outcome === 'conflict', statusWritten: r.statusWritten };
+    } catch (err) {
+      if (err instanceof CrashError) return { plan, written: [], conflict: false, statusWritten: false };
+      throw err;
+    } finally {
+      this.api.crashAfterWrites(null);
     }
-    for (const action of plan.actions) {
-      if (opts.crashAfter !== undefined && applied.length >= opts.crashAfter) return { plan, applied, conflict: false, statusWritten: false };
-      if (!this.apply(action)) return { plan, applied, conflict: true, statusWritten: false };
-      applied.push(action);
-    }
-    // crashAfter >= the number of actions: the crash comes before the status write
-    if (opts.crashAfter !== undefined) return { plan, applied, conflict: false, statusWritten: false };
-    if (plan.status && !plan.claim) {
-      this.neoset.status = structuredClone(plan.status);
-      this.neoset.metadata.resourceVersion = this.nextRv();
-    }
-    return { plan, applied, conflict: false, statusWritten: plan.status !== null };
-  }
-
-  /** One action as a conditional write; false is a 409 (or 404). */
-  apply(a: Action): boolean {
-    switch (a.kind) {
-      case 'createRevision': {
-        if (this.revisions.has(a.revision.metadata.name)) return false;
-        const r = structuredClone(a.revision);
-        r.metadata.uid = `rev-${this.nextId()}`;
-        r.metadata.resourceVersion = this.nextRv();
-        this.revisions.set(r.metadata.name, r);
-        return true;
-      }
-      case 'renumberRevision':
-        return this.#write(this.revisions, a.revision, (r) => {
-          r.revision = a.number;
-        });
-      case 'deleteRevision': {
-        const r = this.revisions.get(a.revision.name);
-        if (!r || !matches(r, a.revision)) return false;
-        this.revisions.delete(a.revision.name);
-        return true;
-      }
-      case 'createPVC': {
-        if (this.pvcs.has(a.pvc.metadata.name)) return false;
-        const p = structuredClone(a.pvc);
-        p.metadata.uid = `pvc-${this.nextId()}`;
-        p.metadata.resourceVersion = this.nextRv();
-        this.pvcs.set(p.metadata.name, p);
-        return true;
-      }
-      case 'setPVCOwners':
-        return this.#write(this.pvcs, a.pvc, (p) => {
-          p.metadata.ownerReferences = structuredClone(a.ownerReferences);
-        });
-      case 'createPod': {
-        if (this.pods.has(a.pod.metadata.name)) return false;
-        const p = structuredClone(a.pod);
-        p.metadata.uid = `pod-${this.nextId()}`;
-        p.metadata.resourceVersion = this.nextRv();
-        p.metadata.creationTimestamp = rfc3339(this.now);
-        p.status = { phase: 'Pending', conditions: [] };
-        this.pods.set(p.metadata.name, p);
-        return true;
-      }
-      case 'deletePod':
-        return this.#write(this.pods, a.pod, (p) => {
-          p.metadata.deletionTimestamp = rfc3339(this.now);
-        });
-      case 'markDraining':
-        return this.#write(this.pods, a.pod, (p) => {
-          p.metadata.annotations = { ...p.metadata.annotations, [ANNOTATION_INPLACE_STATE]: JSON.stringify(a.state) };
-        });
-      case 'setInPlaceReady':
-        return this.#write(this.pods, a.pod, (p) => {
-          setCondition(p, { type: CONDITION_INPLACE_READY, status: a.status, reason: a.reason, message: a.message }, this.now);
-        });
-      case 'patchImages':
-        return this.#write(this.pods, a.pod, (p) => {
-          for (const c of p.spec.containers) if (a.images[c.name]) c.image = a.images[c.name];
-          p.metadata.labels = mergePatch({ ...p.metadata.labels, [LABEL_REVISION_HASH]: a.revision }, a.labels);
-          p.metadata.annotations = mergePatch(
-            { ...p.metadata.annotations, [ANNOTATION_INPLACE_STATE]: JSON.stringify(a.state) },
-            a.annotations,
-          );
-        });
-      case 'finishInPlaceUpdate':
-        return this.#write(this.pods, a.pod, (p) => {
-          const { [ANNOTATION_INPLACE_STATE]: _, ...rest } = p.metadata.annotations ?? {};
-          p.metadata.annotations = rest;
-        });
-      case 'restartDeadline':
-        return this.#write(this.pods, a.pod, (p) => {
-          p.metadata.annotations = { ...p.metadata.annotations, [ANNOTATION_INPLACE_STATE]: JSON.stringify(a.state) };
-        });
-      case 'releaseClaim':
-        return this.#write(this.pods, a.pod, (p) => {
-          p.metadata.annotations = { ...p.metadata.annotations, 'neoset.neo.io/claim-released': rfc3339(this.now) };
-        });
-      case 'adoptPod':
-        return this.#write(this.pods, a.object, (p) => {
-          p.metadata.ownerReferences = structuredClone(a.ownerReferences);
-        });
-      case 'adoptRevision':
-        return this.#write(this.revisions, a.object, (r) => {
-          r.metadata.ownerReferences = structuredClone(a.ownerReferences);
-        });
-      case 'recordEvent':
-        this.events.set(a.key, (this.events.get(a.key) ?? 0) + 1);
-        return true;
-    }
-  }
-
-  #write<T extends { metadata: { name: string; uid?: string; resourceVersion?: string } }>(
-    store: Map<string, T>,
-    ref: ObjectRef,
-    change: (obj: T) => void,
-  ): boolean {
-    const obj = store.get(ref.name);
-    if (!obj || !matches(obj, ref)) return false;
-    change(obj);
-    obj.metadata.resourceVersion = this.nextRv();
-    return true;
   }
 
   // ---- the kubelet -------------------------------------------------------------------------
 
-  /** One kubelet sync of one pod; a terminating pod is removed (and the garbage collector runs). */
+  /** One kubelet sync of one pod (binding it first); a terminating pod is removed (and the garbage collector runs). */
   kubeletSync(name: string): void {
-    const pod = this.pods.get(name);
+    this.#flush();
+    const pod = this.api.store.get<Pod & KubeObject>('pods', NAMESPACE, name);
     if (!pod) return;
-    if (pod.metadata.deletionTimestamp) return this.#remove(pod);
-    if (syncPod(pod, this)) pod.metadata.resourceVersion = this.nextRv();
+    if (pod.metadata.deletionTimestamp) {
+      this.api.store.remove('pods', NAMESPACE, name);
+      this.api.collectGarbage();
+      return;
+    }
+    pod.spec.nodeName ??= NODE;
+    syncPod(pod, this);
+    this.api.store.put('pods', pod);
   }
 
   /** Every pod synced `rounds` times: a healthy kubelet catching up. */
@@ -257,32 +230,35 @@ export class World {
 
   /** A container stops being ready (a failing probe) until the kubelet's next sync. */
   kubeletUnready(name: string): void {
-    const pod = this.pods.get(name);
-    if (pod && !pod.metadata.deletionTimestamp && makeUnready(pod, this)) pod.metadata.resourceVersion = this.nextRv();
+    this.#podChange(name, (pod) => void makeUnready(pod, this));
   }
 
   /** The pod fails for good (evicted): phase Failed. */
   kubeletFail(name: string): void {
-    const pod = this.pods.get(name);
+    this.#podChange(name, (pod) => failPod(pod, this));
+  }
+
+  #podChange(name: string, change: (pod: Pod) => void): void {
+    this.#flush();
+    const pod = this.api.store.get<Pod & KubeObject>('pods', NAMESPACE, name);
     if (!pod || pod.metadata.deletionTimestamp) return;
-    failPod(pod, this);
-    pod.metadata.resourceVersion = this.nextRv();
+    change(pod);
+    this.api.store.put('pods', pod);
   }
 
-  #remove(pod: Pod): void {
-    this.pods.delete(pod.metadata.name);
-    // The garbage collector: claims owned by the removed pod go with it.
-    for (const [claim, pvc] of this.pvcs) {
-      if ((pvc.metadata.ownerReferences ?? []).some((r) => r.kind === 'Pod' && r.uid === pod.metadata.uid)) this.pvcs.delete(claim);
-    }
-  }
+  // ---- the user (and anyone else writing) ---------------------------------------------------
 
-  // ---- the user ----------------------------------------------------------------------------
-
+  /** A change of the NeoSet's spec: a new generation. */
   edit(change: (spec: NeoSetT['spec']) => void): void {
-    change(this.neoset.spec);
-    this.neoset.metadata.generation = (this.neoset.metadata.generation ?? 0) + 1;
-    this.neoset.metadata.resourceVersion = this.nextRv();
+    this.mutateNeoSet((n) => {
+      change(n.spec);
+      n.metadata.generation = (n.metadata.generation ?? 0) + 1;
+    });
+  }
+
+  mutateNeoSet(change: (neoset: NeoSetT) => void): void {
+    this.#flush();
+    this.api.store.mutate<KubeObject>('neosets', NAMESPACE, this.name, (n) => change(n as unknown as NeoSetT));
   }
 
   setImage(image: string): void {
@@ -301,12 +277,18 @@ export class World {
     return true;
   }
 
+  /** kubectl delete pod: graceful once bound (the kubelet confirms it), at once otherwise. */
   userDelete(name: string): void {
-    const pod = this.pods.get(name);
-    if (pod && !pod.metadata.deletionTimestamp) {
-      pod.metadata.deletionTimestamp = rfc3339(this.now);
-      pod.metadata.resourceVersion = this.nextRv();
+    this.#flush();
+    const pod = this.api.store.get<Pod & KubeObject>('pods', NAMESPACE, name);
+    if (!pod || pod.metadata.deletionTimestamp) return;
+    if (!pod.spec.nodeName) {
+      this.api.store.remove('pods', NAMESPACE, name);
+      this.api.collectGarbage();
+      return;
     }
+    pod.metadata.deletionTimestamp = rfc3339(this.now);
+    this.api.store.put('pods', pod);
   }
 
   advance(seconds: number): void {
@@ -319,7 +301,7 @@ export class World {
    * kubelet round, with the state before it. Returns the number of rounds, or -1 if `max` was not
    * enough. A conflict throws: nothing else writes, so it could only come from the plan itself.
    */
-  settle(max = 200, check?: (previous: WorldObservation, current: WorldObservation) => void): number {
+  async settle(max = 200, check?: (previous: WorldObservation, current: WorldObservation) => void): Promise<number> {
     let previous = this.observation();
     const observe = () => {
       if (!check) return (previous = this.observation());
@@ -328,14 +310,14 @@ export class World {
       previous = current;
     };
     for (let round = 0; round < max; round++) {
-      const r = this.reconcile({ snapshot: previous });
+      const r = await this.reconcile();
       if (r.conflict) throw new Error(`the plan conflicts with itself: ${r.plan.actions.map((a) => a.kind).join(', ')}`);
       observe();
       const kubelet = JSON.stringify(previous.pods.map((p) => p.status));
       this.kubeletSettle(1);
       observe();
       const kubeletQuiet = kubelet === JSON.stringify(previous.pods.map((p) => p.status));
-      if (r.plan.actions.length === 0 && r.plan.status === null) {
+      if (r.plan.actions.length === 0 && !r.statusWritten) {
         if (r.plan.requeueAfter !== null) {
           this.advance(r.plan.requeueAfter);
           previous = { ...previous, at: this.now };
@@ -346,24 +328,19 @@ export class World {
   }
 
   /** Reconcile and let a healthy kubelet catch up, `n` times, advancing the clock as asked. */
-  run(n: number, secondsPerRound = 1): void {
+  async run(n: number, secondsPerRound = 1): Promise<void> {
     for (let i = 0; i < n; i++) {
-      this.reconcile();
+      await this.reconcile();
       this.kubeletSettle(1);
       this.advance(secondsPerRound);
     }
   }
 }
 
-function matches(obj: { metadata: { uid?: string; resourceVersion?: string } }, ref: ObjectRef): boolean {
-  return (obj.metadata.uid ?? '') === ref.uid && (obj.metadata.resourceVersion ?? '') === ref.resourceVersion;
-}
+/** The state annotation of a pod, parsed (null when none). */
+export const stateOf = (pod: Pod | undefined) => {
+  const raw = pod?.metadata.annotations?.[ANNOTATION_INPLACE_STATE];
+  return raw ? (JSON.parse(raw) as Extract<Action, { kind: 'markDraining' }>['state']) : null;
+};
 
-function mergePatch(base: Record<string, string>, patch: Record<string, string | null> | undefined): Record<string, string> {
-  const out = { ...base };
-  for (const [k, v] of Object.entries(patch ?? {})) {
-    if (v === null) delete out[k];
-    else out[k] = v;
-  }
-  return out;
-}
+export { ApiError };
