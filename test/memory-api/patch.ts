@@ -2,12 +2,13 @@
 // merge patch (k8s.io/apimachinery/pkg/util/strategicpatch, the subset whose lists NeoSet's objects
 // have) and JSON patch (RFC 6902). No npm package does strategic merge, and the two RFCs are a few
 // lines each on plain JSON, so all three are here rather than in a dependency.
+import { copy } from './store.ts';
 import { isPlainObject, sameJson, type JsonObject } from '../../shared/core/json.ts';
 
 /** A patch that cannot be applied to the object (the server answers 422). */
 export class PatchFailed extends Error {}
 
-const clone = <T>(v: T): T => structuredClone(v);
+const clone = <T>(v: T): T => copy(v);
 
 /** RFC 7386: objects merge, null removes a member, anything else replaces. */
 export function mergePatch(target: unknown, patch: unknown): unknown {

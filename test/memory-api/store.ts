@@ -17,6 +17,9 @@ export interface KubeObject {
 
 const key = (namespace: string, name: string) => `${namespace}/${name}`;
 
+/** A deep copy of a JSON value: faster than structuredClone for the plain objects the store holds. */
+export const copy = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
 export class Store {
   readonly now: () => number;
   #objects = new Map<Resource, Map<string, KubeObject>>();
@@ -49,7 +52,12 @@ export class Store {
 
   get<T extends KubeObject = KubeObject>(resource: Resource, namespace: string, name: string): T | undefined {
     const obj = this.#table(resource).get(key(namespace, name));
-    return obj && (structuredClone(obj) as T);
+    return obj && (copy(obj) as T);
+  }
+
+  /** Names of a resource's objects in a namespace, without copying them. */
+  names(resource: Resource, namespace: string): string[] {
+    return [...this.#table(resource).values()].filter((o) => o.metadata.namespace === namespace).map((o) => o.metadata.name);
   }
 
   /** Objects of a resource, in one namespace or all, in etcd's key order (namespace, then name). */
@@ -57,7 +65,7 @@ export class Store {
     return [...this.#table(resource).entries()]
       .filter(([, o]) => namespace === undefined || o.metadata.namespace === namespace)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([, o]) => structuredClone(o) as T);
+      .map(([, o]) => copy(o) as T);
   }
 
   /** Every object of every resource, with its resource (the garbage collector's view). */
@@ -71,7 +79,7 @@ export class Store {
    * the stored one (resourceVersion aside) is left alone, as etcd3's GuaranteedUpdate does.
    */
   put<T extends KubeObject>(resource: Resource, obj: T): T {
-    const next = structuredClone(obj) as KubeObject;
+    const next = copy(obj) as KubeObject;
     const info = RESOURCES[resource];
     next.apiVersion = apiVersionOf(info);
     next.kind = info.kind;

@@ -59,6 +59,8 @@ export class World {
   readonly name: string;
   #id = 1;
   #cache: Cache | null = null;
+  /** The objects of the cache as loaded (JSON), to write back only what a test changed. */
+  #loaded = new Map<string, string>();
 
   constructor(spec: Partial<NeoSetSpecInput> & { image?: string }, name = 'web', api?: MemoryApi) {
     this.name = name;
@@ -122,47 +124,68 @@ export class World {
 
   #view(): Cache {
     if (this.#cache) return this.#cache;
-    // The namespace is the world's: everything in it is the scene (what a test puts there unlabelled too).
-    const mine = <T extends KubeObject>(resource: Resource) => new Map(this.api.store.list<T>(resource, NAMESPACE).map((o) => [o.metadata.name, o]));
-    this.#cache = {
-      neoset: this.api.store.get<KubeObject>('neosets', NAMESPACE, this.name) as unknown as NeoSetT,
-      pods: mine<Pod & KubeObject>('pods'),
-      revisions: mine<ControllerRevision & KubeObject>('controllerrevisions'),
-      pvcs: mine<PersistentVolumeClaim & KubeObject>('persistentvolumeclaims'),
-    };
+    this.#cache = this.#read();
+    this.#loaded = new Map([...this.#entries(this.#cache)].map(([k, o]) => [k, JSON.stringify(o)]));
     return this.#cache;
+  }
+
+  /** Copies of what the store holds now. The namespace is the world's: everything in it is the scene. */
+  #read(): Cache {
+    const { store } = this.api;
+    const all = <T extends KubeObject>(resource: Resource) => new Map(store.list<T>(resource, NAMESPACE).map((o) => [o.metadata.name, o]));
+    return {
+      neoset: store.get<KubeObject>('neosets', NAMESPACE, this.name) as unknown as NeoSetT,
+      pods: all<Pod & KubeObject>('pods'),
+      revisions: all<ControllerRevision & KubeObject>('controllerrevisions'),
+      pvcs: all<PersistentVolumeClaim & KubeObject>('persistentvolumeclaims'),
+    };
+  }
+
+  *#entries(cache: Cache): Generator<[string, KubeObject]> {
+    yield ['neosets/', cache.neoset as unknown as KubeObject];
+    for (const [key, resource] of Object.entries(RESOURCES) as [keyof typeof RESOURCES, Resource][]) {
+      for (const [name, obj] of cache[key] as Map<string, KubeObject>) yield [`${resource}/${name}`, obj];
+    }
   }
 
   /** Writes what a test changed in place back to the store; the next read loads afresh. */
   #flush(): void {
     const cache = this.#cache;
+    const loaded = this.#loaded;
     if (!cache) return;
     this.#cache = null;
     const { store } = this.api;
-    store.put('neosets', cache.neoset as unknown as KubeObject);
-    for (const [key, resource] of Object.entries(RESOURCES) as [keyof typeof RESOURCES, Resource][]) {
-      const live = cache[key] as Map<string, KubeObject>;
-      for (const stored of store.list(resource, NAMESPACE)) if (!live.has(stored.metadata.name)) store.remove(resource, NAMESPACE, stored.metadata.name);
-      for (const obj of live.values()) store.put(resource, { ...obj, metadata: { namespace: NAMESPACE, ...obj.metadata } });
+    const live = new Map(this.#entries(cache));
+    for (const key of loaded.keys()) {
+      if (live.has(key)) continue;
+      const [resource, name] = key.split('/') as [Resource, string];
+      store.remove(resource, NAMESPACE, name);
+    }
+    for (const [key, obj] of live) {
+      if (loaded.get(key) === JSON.stringify(obj)) continue; // untouched
+      const resource = key.split('/')[0] as Resource;
+      store.put(resource, { ...obj, metadata: { namespace: NAMESPACE, ...obj.metadata } });
     }
   }
 
   /** What the snapshot reader reads, read synchronously: the state as it is now. */
   snapshot(): Snapshot {
     this.#flush();
-    const neoset = NeoSet.parse(this.neoset);
-    // Copies, taken now: the live objects may change after (a snapshot is a read at one moment).
-    return structuredClone({
-      neoset,
-      pods: [...this.pods.values()],
-      revisions: [...this.revisions.values()],
-      pvcs: neoset.spec.volumeClaimTemplates.length > 0 ? [...this.pvcs.values()] : [],
-    });
+    const { neoset, pods, revisions, pvcs } = this.#read(); // copies, taken now
+    const parsed = NeoSet.parse(neoset);
+    return {
+      neoset: parsed,
+      pods: [...pods.values()],
+      revisions: [...revisions.values()],
+      pvcs: parsed.spec.volumeClaimTemplates.length > 0 ? [...pvcs.values()] : [],
+    };
   }
 
   /** The state as the invariant checker takes it; also a snapshot decide() can read. */
   observation(): WorldObservation {
-    return { ...this.snapshot(), pvcs: structuredClone([...this.pvcs.values()]), at: this.now };
+    this.#flush();
+    const { neoset, pods, revisions, pvcs } = this.#read();
+    return { neoset: NeoSet.parse(neoset), pods: [...pods.values()], revisions: [...revisions.values()], pvcs: [...pvcs.values()], at: this.now };
   }
 
   pod(ordinal: number): Pod | undefined {
@@ -225,7 +248,8 @@ export class World {
 
   /** Every pod synced `rounds` times: a healthy kubelet catching up. */
   kubeletSettle(rounds = 4): void {
-    for (let i = 0; i < rounds; i++) for (const name of [...this.pods.keys()]) this.kubeletSync(name);
+    this.#flush();
+    for (let i = 0; i < rounds; i++) for (const name of this.api.store.names('pods', NAMESPACE)) this.kubeletSync(name);
   }
 
   /** A container stops being ready (a failing probe) until the kubelet's next sync. */
