@@ -1,0 +1,160 @@
+// No-op event throughput and latency of ONE reconcile instance (issue 10): `node
+// functions/reconcile/server.ts` as its own process on a loopback port (as the dev stack runs it),
+// against a real control plane holding 10 settled NeoSets of PODS pods each. The benchmark POSTs
+// Pod MODIFIED events — ApiServerSource Resource mode, binary CloudEvents, built as the bridge builds
+// them (dev/bridge/pump.ts) — for the settled pods, keeping 8 (then 50) requests in flight, and
+// reports events/s, latency p50/p99 and the API requests the instance made per event (its own
+// neoset_api_requests_total, from its /metrics). Two event mixes:
+//   one NeoSet   every event names a pod of the same NeoSet — what coalescing (SPEC §2.0) helps
+//   10 NeoSets   the events go round-robin over the pods of all ten
+// Nothing is to be done for any of these pods, so every answer must be an empty 200.
+//
+//   node bench/events.ts          (PODS=30 EVENTS=2000 to change)
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { createApp as createReadiness } from '../functions/readiness/app.ts';
+import { LABEL_NEOSET_NAME } from '../shared/api/names.ts';
+import { createKubeClient } from '../shared/k8s/client.ts';
+import { startControlPlane } from '../dev/cluster/control-plane.ts';
+import { installCrds } from '../dev/cluster/crd.ts';
+import { resourceEvent, startPump, toBinaryRequest, type PumpEvent } from '../dev/bridge/pump.ts';
+import type { KubeObject } from '../dev/bridge/resilient-watch.ts';
+import { startFunction } from '../dev/functions.ts';
+import { startKubelet } from '../dev/kubelet/kubelet.ts';
+import { fixed, quantile, table } from './lib/stats.ts';
+import { APP_IMAGE, createNamespace, neoset, neosetPath, podsPath, readyPods, until } from './lib/workloads.ts';
+
+const PODS = Number(process.env.PODS ?? 30);
+const EVENTS = Number(process.env.EVENTS ?? 2000);
+const NEOSETS = 10;
+const IN_FLIGHT = [8, 50];
+const NS = 'bench-events';
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+interface Result {
+  mix: string;
+  inFlight: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  reads: number;
+  writes: number;
+  failed: number;
+}
+
+/** The instance's API requests so far, from its /metrics: reads (GET) and writes. */
+async function apiRequests(url: string): Promise<{ reads: number; writes: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const r = { reads: 0, writes: 0 };
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('neoset_api_requests_total{')) continue;
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (/verb="get"/i.test(line)) r.reads += value;
+    else r.writes += value;
+  }
+  return r;
+}
+
+/** Sends `events` keeping `inFlight` requests open; each answer must be an empty 2xx. */
+async function load(url: string, events: PumpEvent[], inFlight: number): Promise<{ ms: number; latencies: number[]; failed: number }> {
+  const latencies: number[] = [];
+  let failed = 0;
+  let next = 0;
+  const started = performance.now();
+  const worker = async () => {
+    while (next < events.length) {
+      const event = events[next++];
+      const t = performance.now();
+      const res = await fetch(toBinaryRequest(`${url}/`, event));
+      const body = await res.text();
+      latencies.push(performance.now() - t);
+      if (res.status !== 200 || body !== '') failed++;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return { ms: performance.now() - started, latencies, failed };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'neoset-bench-events-'));
+  say(`bench/events: ${NEOSETS} NeoSets of ${PODS} pods, ${EVENTS} events per measurement; control plane in ${dir}`);
+  const cp = await startControlPlane({ dir: join(dir, 'cluster') });
+  const kc = cp.kubeConfig();
+  const admin = createKubeClient(kc);
+  await installCrds(kc);
+  const kubelet = await startKubelet({ kubeConfig: kc, nodeName: 'bench-node' });
+  const reconcile = await startFunction({ name: 'reconcile', port: 0, kubeconfig: cp.kubeconfigPath, logPath: join(dir, 'reconcile.log') });
+  const results: Result[] = [];
+  try {
+    // Settle the NeoSets with the bridge feeding the instance (and an in-process readiness), then
+    // stop the bridge: from then on only the benchmark's events reach the instance.
+    await createNamespace(admin, NS);
+    const pump = startPump({
+      kubeConfig: kc,
+      namespace: NS,
+      sinks: [
+        { target: `${reconcile.url}/`, kinds: ['NeoSet', 'Pod', 'ping'] },
+        { target: createReadiness({ client: createKubeClient(kc), logger: pino({ level: 'silent' }) }).fetch, kinds: ['Pod'] },
+      ],
+      resyncMs: 1000,
+    });
+    await pump.ready;
+    const names = Array.from({ length: NEOSETS }, (_, i) => `set-${i}`);
+    for (const name of names) await admin.request('POST', neosetPath(NS), { body: neoset(name, PODS, 5, APP_IMAGE(0)) });
+    await until(`${NEOSETS * PODS} pods Ready`, 600_000, async () => (await readyPods(admin, NS, LABEL_NEOSET_NAME)) === NEOSETS * PODS);
+    await until('every NeoSet settled', 120_000, async () => {
+      const list = await admin.request<{ items: { metadata: { generation: number }; status?: { observedGeneration?: number; readyReplicas?: number } }[] }>('GET', neosetPath(NS));
+      return list.items.every((o) => o.status?.observedGeneration === o.metadata.generation && o.status?.readyReplicas === PODS);
+    });
+    await pump.stop();
+    await new Promise((r) => setTimeout(r, 1000));
+
+    const pods = (await admin.request<{ items: KubeObject[] }>('GET', podsPath(NS))).items;
+    const eventOf = (pod: KubeObject) => resourceEvent(cp.server, 'MODIFIED', { ...pod, kind: 'Pod', apiVersion: 'v1' });
+    const ofSet = (name: string) => pods.filter((p) => p.metadata.labels?.[LABEL_NEOSET_NAME] === name);
+    const one = ofSet(names[0]);
+    const byName = names.map(ofSet);
+    const mixes: [string, (i: number) => KubeObject][] = [
+      ['one NeoSet', (i) => one[i % one.length]],
+      [`${NEOSETS} NeoSets`, (i) => byName[i % NEOSETS][Math.floor(i / NEOSETS) % PODS]],
+    ];
+    // Warm the instance (JIT, connections) before anything is timed.
+    await load(reconcile.url, Array.from({ length: 200 }, (_, i) => eventOf(one[i % one.length])), 8);
+    for (const inFlight of IN_FLIGHT) {
+      for (const [mix, podAt] of mixes) {
+        const events = Array.from({ length: EVENTS }, (_, i) => eventOf(podAt(i)));
+        const before = await apiRequests(reconcile.url);
+        const { ms, latencies, failed } = await load(reconcile.url, events, inFlight);
+        const after = await apiRequests(reconcile.url);
+        results.push({
+          mix,
+          inFlight,
+          perSecond: (events.length / ms) * 1000,
+          p50: quantile(latencies, 0.5),
+          p99: quantile(latencies, 0.99),
+          reads: (after.reads - before.reads) / events.length,
+          writes: (after.writes - before.writes) / events.length,
+          failed,
+        });
+        say(`${mix}, ${inFlight} in flight: ${fixed((events.length / ms) * 1000, 0)} events/s`);
+      }
+    }
+  } finally {
+    await reconcile.process.stop();
+    await kubelet.stop();
+    await cp.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`no-op Pod events (Resource mode, binary) to one reconcile instance; ${NEOSETS} NeoSets of ${PODS} settled pods; ${EVENTS} events each`);
+  console.log(
+    table(
+      ['events for', 'in flight', 'events/s', 'p50 ms', 'p99 ms', 'API req/event (R/W)', 'not an empty 200'],
+      results.map((r) => [r.mix, `${r.inFlight}`, fixed(r.perSecond, 0), fixed(r.p50, 1), fixed(r.p99, 1), `${fixed(r.reads + r.writes, 2)} (${fixed(r.reads, 2)}/${fixed(r.writes, 2)})`, `${r.failed}`]),
+    ),
+  );
+}
+
+await main();
