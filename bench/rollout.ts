@@ -210,6 +210,13 @@ function medianRow(rows: Row[]): string[] {
   cells[1] = 'median';
   cells[5] = fixed(m((r) => r.neoset.wallMs / r.limitMs), 2);
   cells[7] = fixed(m((r) => r.neoset.wallMs / r.native.wallMs), 2);
+  // Request totals are the median of each run's total (reads and writes are medians of their own).
+  const sum = (x: Requests) => x.reads + x.writes;
+  const totalOf = (f: (r: Row) => Requests) => fixed(m((r) => sum(f(r))) / rows[0].n, 1);
+  cells[10] = `${totalOf((r) => r.neoset.own)} (${perPod(req((r) => r.neoset.own), rows[0].n)})`;
+  cells[11] = `${totalOf((r) => r.native.own)} (${perPod(req((r) => r.native.own), rows[0].n)})`;
+  cells[12] = totalOf((r) => r.neoset.all);
+  cells[13] = totalOf((r) => r.native.all);
   return cells;
 }
 
