@@ -8,7 +8,8 @@
 //   2. claims' owners, then each missing claim before its pod, the condemned pod's claims before the pod;
 //   3. one write per pod: scaling deletes, else the next step of an update in flight, else opening
 //      the gate, else the start of an update (the state annotation before the condition);
-//   4. releasing claims no decision will act on; 5. Events not tied to a write; 6. pruning history.
+//   4. releasing the claims it does not start (written by the applier BEFORE the status: see
+//      releases()); 5. Events not tied to a write; 6. pruning history.
 import { availableSince } from './pods/availability.ts';
 import { inFlightStep, openGate } from './update/in-place-steps.ts';
 import { sameJson } from './json.ts';
@@ -21,7 +22,7 @@ import { claimOwnerActions, scalingActions } from './scaling/scaling.ts';
 import type { Snapshot } from './snapshot.ts';
 import { computeStatus } from './status/status.ts';
 import { Wakeups } from './time.ts';
-import { blockedPods, canMove, startUpdates } from './update/starts.ts';
+import { blockedPods, startUpdates } from './update/starts.ts';
 import { neosetOwnerRef, objectRef } from './pods/identity.ts';
 
 /**
@@ -139,10 +140,16 @@ function adoptions(o: Observed, touched: Set<string>): Action[] {
   return actions;
 }
 
-/** §2.0: live claims on pods the rollout no longer moves (partition raised, template back, OnDelete, condemned) are released. */
+/**
+ * §2.0: a live claim this decision does not start — paused, Failed, the partition raised, the template
+ * back, or the budget overspent — is released: a pod write that moves its resourceVersion past the
+ * claimed one, so that the claimer's write can no longer land. The applier makes these writes before
+ * the status: once a status acknowledging a pause or a raised partition is written, no earlier claim
+ * can still start a pod.
+ */
 function releases(o: Observed, touched: Set<string>): Action[] {
   return o.pods
-    .filter((v) => v.claimed && !touched.has(v.name) && !canMove(o, v))
+    .filter((v) => v.claimed && !touched.has(v.name))
     .map((v) => {
       touched.add(v.name);
       return { kind: 'releaseClaim', pod: v.ref } as const;

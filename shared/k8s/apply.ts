@@ -1,6 +1,7 @@
 // Turns a Plan into API writes (STYLE §2: one switch). Every write is conditional on the
 // resourceVersion (or uid) the action was computed from. A plan that claims (§2.0) writes the status
-// first, conditional on the NeoSet's resourceVersion; then the actions in order. The first lost race
+// first — after only the releases of claims it does not act on — conditional on the NeoSet's
+// resourceVersion; then the actions in order. The first lost race
 // (409) ends the application — the winner's write produces a new event, and the next decide() starts
 // from it. Any other refusal is made visible (§4.6): a Warning Event with the API server's message
 // and the ReplicaFailure condition, cleared again by the next plan that goes through.
@@ -69,17 +70,25 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
   let statusWritten = false;
   const current = plan.status ?? neoset.status ?? {};
   let failing: Action | undefined;
+  // Claims this plan releases go first (decide.ts releases()): their pods' resourceVersions move
+  // before the status that acknowledges the spec the claims no longer fit is written.
+  const ordered = [...plan.actions.filter((a) => a.kind === 'releaseClaim'), ...plan.actions.filter((a) => a.kind !== 'releaseClaim')];
+  const released = plan.actions.filter((a) => a.kind === 'releaseClaim').length;
   try {
-    if (plan.claim && plan.status) {
-      await writeStatus(plan.status, 'claim');
-      statusWritten = true;
-    }
-    for (const action of plan.actions) {
+    for (const [i, action] of ordered.entries()) {
+      if (i === released && plan.claim && plan.status) {
+        await writeStatus(plan.status, 'claim');
+        statusWritten = true;
+      }
       failing = action;
       await applyAction(client, ns, action, { event, now, snapshot });
       if (action.kind !== 'recordEvent') written.push(action.kind);
     }
     failing = undefined;
+    if (released === ordered.length && plan.claim && plan.status) {
+      await writeStatus(plan.status, 'claim');
+      statusWritten = true;
+    }
     // A plan that went through clears an earlier refusal's condition.
     const writes = plan.actions.some((a) => a.kind !== 'recordEvent');
     const cleared = writes ? withoutFailure(current) : current;

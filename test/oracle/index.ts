@@ -5,9 +5,10 @@
 // it checks (availability, revision resolution, the rescue flag the core writes about itself) would
 // miss exactly that code's bugs. shared/api/ is the API (schema defaults, label names), not the core.
 //
-// Every state: state.ts. Between two states: starts.ts (budget, rescue, pause, partition of starts),
+// Every state: state.ts. Between two states: update-claims.ts (what a status claims, §2.0), starts.ts (budget, rescue, pause, partition of starts),
 // revision-steps.ts (partition of landings, re-targets, new pods' revisions, currentRevision),
 // scaling-steps.ts (OrderedReady, claims), in-place-steps.ts (drain, done, terminating pods).
+import { claimInvariants } from './update-claims.ts';
 import { inPlaceInvariants } from './in-place-steps.ts';
 import { revisionInvariants } from './revision-steps.ts';
 import { scalingInvariants } from './scaling-steps.ts';
@@ -28,6 +29,7 @@ export function checkInvariants(observed: ObservedStates): Violation[] {
   if (typeof previous === 'string') report('Malformed', `previous: ${previous}`);
   else if (previous === null) budgetWithoutPrevious(now, report);
   else {
+    claimInvariants(previous, now, report);
     startInvariants(previous, now, report);
     revisionInvariants(previous, now, report);
     scalingInvariants(previous, now, report);

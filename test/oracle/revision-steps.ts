@@ -5,11 +5,14 @@
 //                    update revision while a rollout is in progress (it stays on currentRevision).
 //   Retarget         an in-place state that is new, or names a new revision, names the updateRevision
 //                    of one of the two states: a decider holding a stale spec must not send a pod back.
+//                    Work claimed before (named in status.currentUpdatePods, §2.0) may also land on the
+//                    revision the claiming status named: it was judged when it was claimed (update-claims.ts).
 //   NewPodRevision   a new pod starts on currentRevision; on updateRevision only when no rollout is in
 //                    progress, or its ordinal >= partition and the rollout is not paused (§4.3).
 //   CurrentRevision  status.currentRevision moves only to updateRevision, with every pod
 //                    0..replicas-1 on it, Ready and with no update in flight (§4.2).
 import type { Report } from './types.ts';
+import { claimed } from './update-claims.ts';
 import type { PodFacts, View } from './view.ts';
 
 export function revisionInvariants(prev: View, now: View, report: Report): void {
@@ -44,9 +47,12 @@ function judgeable(prev: View, now: View, revision: string): boolean {
 
 function retargets(prev: View, now: View, report: Report): void {
   const allowed = new Set([prev.revisions.update, now.revisions.update]);
+  // Work claimed earlier (§2.0) was judged when claimed: it may still land on the revision the claim named.
+  const claimedToward = prev.neoset.status?.updateRevision;
   for (const p of now.pods) {
     if (!p.state || p.terminating || prev.byUid.get(p.uid)?.state?.revision === p.state.revision) continue;
     if (allowed.has(p.state.revision) || !judgeable(prev, now, p.state.revision)) continue;
+    if (claimed(prev).has(p.name) && p.state.revision === claimedToward) continue;
     report('Retarget', `in-place update targets ${p.state.revision}, not the updateRevision (${[...allowed].join(' or ')})`, p.name);
   }
 }

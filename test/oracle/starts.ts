@@ -4,8 +4,9 @@
 // sound for states sampled further apart (the e2e observer).
 //
 //   Pause           while pause is true in both states, or the strategy is OnDelete in both, nothing
-//                   starts — rescues included.
-//   Partition       nothing starts on a pod whose ordinal is below the partition of both states.
+//                   starts — rescues included — but work claimed before (update-claims.ts) may land.
+//   Partition       nothing starts on a pod whose ordinal is below the partition of both states
+//                   (claimed work aside, as for Pause).
 //   MaxUnavailable  the pods 0..replicas-1 unavailable in both states (the started ones aside), plus
 //                   the started ones that are not rescue-eligible, fit in maxUnavailable (the larger
 //                   of the two). Kubelet failures between the states may make more pods unavailable,
@@ -18,6 +19,7 @@
 // Rescue-eligible (§4.4 "Rescue [revised, v0.2]"): in the previous state the pod is not Ready and its
 // revision is neither currentRevision nor updateRevision of either state — a pod stuck on an
 // abandoned revision. Derived from the pods themselves, never from a flag the checked code writes.
+import { claimed } from './update-claims.ts';
 import type { Report } from './types.ts';
 import type { PodFacts, View } from './view.ts';
 
@@ -29,11 +31,14 @@ export function startInvariants(prev: View, now: View, report: Report): void {
   });
   if (started.length === 0) return;
   const names = (pods: PodFacts[]) => pods.map((p) => p.name).join(', ');
-  if ((prev.pause && now.pause) || (prev.strategy === 'OnDelete' && now.strategy === 'OnDelete')) {
-    report('Pause', `updates started while ${now.pause ? 'paused' : 'OnDelete'}: ${names(started)}`);
+  // Claimed work is in flight (§2.0): pause and partition judged it when it was claimed (update-claims.ts).
+  const inFlight = claimed(prev);
+  const unclaimed = started.filter((p) => !inFlight.has(p.name));
+  if (unclaimed.length > 0 && ((prev.pause && now.pause) || (prev.strategy === 'OnDelete' && now.strategy === 'OnDelete'))) {
+    report('Pause', `updates started while ${now.pause ? 'paused' : 'OnDelete'}: ${names(unclaimed)}`);
   }
   const partition = Math.min(prev.partition, now.partition);
-  for (const p of started.filter((s) => s.ordinal < partition)) report('Partition', `update started on ordinal ${p.ordinal} < partition ${partition}`, p.name);
+  for (const p of unclaimed.filter((s) => s.ordinal < partition)) report('Partition', `update started on ordinal ${p.ordinal} < partition ${partition}`, p.name);
   budget(prev, now, started, report);
 }
 

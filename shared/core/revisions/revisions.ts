@@ -56,13 +56,18 @@ export function resolveRevisions(neoset: NeoSet, stored: ControllerRevision[]): 
   let collisionCount = neoset.status?.collisionCount ?? 0;
   const actions: Action[] = [];
 
+  // §2.0: the status may name an update revision another decision claimed and has not created yet
+  // (or our read of the revisions predates its creation): it takes top + 1, so ours goes above it.
+  const claimed = neoset.status?.updateRevision;
+  const reserves = (ours: string) => (claimed !== undefined && claimed !== ours && !byName.has(claimed) ? 1 : 0);
+
   const equal = [...byName.values()].filter((r) => json.get(r.name) === wanted).sort((a, b) => b.number - a.number)[0];
   let update: Revision;
   if (equal) {
-    const alone = [...byName.values()].every((r) => r === equal || r.number < equal.number);
+    const alone = [...byName.values()].every((r) => r === equal || r.number < equal.number) && reserves(equal.name) === 0;
     update = equal;
     if (!alone) {
-      update = { ...equal, number: top + 1 };
+      update = { ...equal, number: top + 1 + reserves(equal.name) };
       byName.set(equal.name, update);
       actions.push(
         {
@@ -86,7 +91,7 @@ export function resolveRevisions(neoset: NeoSet, stored: ControllerRevision[]): 
     // A name taken by a different template is a hash collision: count it and hash again (§4.2).
     let revName = revisionName(name, template, collisionCount);
     while (byName.has(revName)) revName = revisionName(name, template, ++collisionCount);
-    update = { name: revName, number: top + 1, template, stored: null };
+    update = { name: revName, number: top + 1 + reserves(revName), template, stored: null };
     byName.set(revName, update);
     actions.push({
       kind: 'createRevision',
