@@ -54,4 +54,13 @@ describe('reconcile function HTTP contract', () => {
     const res = await createApp({ client: down, logger: pino({ level: 'silent' }) }).request('/', ce('dev.knative.apiserver.resource.update', { apiVersion: 'neo.io/v1alpha1', kind: 'NeoSet', metadata: { name: 'mysql', namespace: 'default' } }));
     expect(res.status).toBe(503);
   });
+
+  it('answers 503 too when naming the event\'s NeoSets fails transiently (a resync tick\'s LIST), 500 for a bug', async () => {
+    const { ApiError } = await import('../../shared/k8s/client.ts');
+    const tick = { method: 'POST', headers: { 'ce-specversion': '1.0', 'ce-id': 't1', 'ce-source': '/apis/v1/namespaces/knative-eventing/pingsources/neoset-resync', 'ce-type': 'dev.knative.sources.ping', 'content-type': 'application/json' }, body: '{}' };
+    const overloaded: KubeClient = { request: async () => { throw new ApiError('GET', '/apis/neo.io/v1alpha1/neosets', 429, 'TooManyRequests', 'slow down'); } };
+    expect((await createApp({ client: overloaded, logger: pino({ level: 'silent' }) }).request('/', tick)).status).toBe(503);
+    const refused: KubeClient = { request: async () => { throw new ApiError('GET', '/apis/neo.io/v1alpha1/neosets', 403, 'Forbidden', 'no'); } };
+    expect((await createApp({ client: refused, logger: pino({ level: 'silent' }) }).request('/', tick)).status).toBe(500);
+  });
 });

@@ -1,14 +1,13 @@
 // SPEC §2.0 claim before act, on the real API server: a reconcile instance whose NeoSet reads lag
 // 0.5–2 s behind (it decides on a stale spec) runs beside a normal one while the user raises the
-// partition and pauses mid-rollout. No pod below the new partition, and no pod after the pause is
-// acknowledged, starts an update; and the API server's audit log shows the claim (the NeoSet status
+// partition and pauses mid-rollout. Once a status acknowledges the new partition, no pod below it
+// starts an update, and once one acknowledges the pause, no pod at all; and the API server's audit log shows the claim (the NeoSet status
 // write) landing before the pod writes of the batch it claims.
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE } from '../../shared/api/names.ts';
 import type { Pod } from '../../shared/core/objects.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
-import { paths } from '../../shared/k8s/paths.ts';
 import { auditLogPath } from '../cluster/harness.ts';
 import { applyNeoSet, ordinalOf, patchNeoSet, setImage, settledOn, untilStatus } from '../e2e/helpers.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
@@ -73,10 +72,10 @@ describe('a decider holding a stale spec cannot act on it (SPEC §2.0)', () => {
     await setImage(stack, NAME, 'mysql:8.1');
     await untilStatus(stack, NAME, 'two pods updated', (n, pods) => pods.filter((p) => settledOn(p, n.status?.updateRevision)).length >= 2);
 
-    const raised = await stack.client.request<{ metadata: { resourceVersion: string } }>('PATCH', paths.neoset(stack.namespace, NAME), {
-      patch: 'merge',
-      body: { spec: { updateStrategy: { partition: 3 } } },
-    });
+    await patchNeoSet(stack, NAME, { spec: { updateStrategy: { partition: 3 } } });
+    // From the status that acknowledges it on, nothing starts below the partition: claims made
+    // before it are released before that status is written (SPEC §2.0).
+    const raised = await untilStatus(stack, NAME, 'partition acknowledged', (n) => n.spec.updateStrategy.partition === 3);
     partitionRv = Number(raised.metadata.resourceVersion);
     await sleep(3000); // the lagging instance decides many times on the old partition meanwhile
 
