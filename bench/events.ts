@@ -85,7 +85,9 @@ async function main(): Promise<void> {
   const kc = cp.kubeConfig();
   const admin = createKubeClient(kc);
   await installCrds(kc);
-  const kubelet = await startKubelet({ kubeConfig: kc, nodeName: 'bench-node' });
+  // A simulated node hands out pod IPs from one /24: one node per 200 pods.
+  const kubelets = [];
+  for (let i = 0; i < Math.ceil((NEOSETS * PODS) / 200); i++) kubelets.push(await startKubelet({ kubeConfig: kc, nodeName: `bench-node-${i}` }));
   const reconcile = await startFunction({ name: 'reconcile', port: 0, kubeconfig: cp.kubeconfigPath, logPath: join(dir, 'reconcile.log') });
   const results: Result[] = [];
   try {
@@ -144,7 +146,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await reconcile.process.stop();
-    await kubelet.stop();
+    for (const kubelet of kubelets) await kubelet.stop();
     await cp.stop();
     rmSync(dir, { recursive: true, force: true });
   }

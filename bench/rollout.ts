@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { createKubeClient, type KubeClient } from '../shared/k8s/client.ts';
 import { startControllerManager } from '../dev/cluster/controller-manager.ts';
 import { resilientWatch } from '../dev/bridge/resilient-watch.ts';
+import { startKubelet, type Kubelet } from '../dev/kubelet/kubelet.ts';
 import { startDevStack, type DevStack } from '../dev/stack.ts';
 import { allRequests, installFlowSchemas, NEOSET_FUNCTIONS, requestsOf, scrape, STATEFULSET_CONTROLLER, type Requests } from './lib/api-metrics.ts';
 import { stepLatency, watchRollout, type Writer } from './lib/rollout-watch.ts';
@@ -36,6 +37,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 /** Bare pods timed for the physical limit (each run). */
 const BARE = Number(process.env.BENCH_BARE ?? 5);
 const RESYNC_MS = 3000;
+/** A simulated node hands out pod IPs from one /24: more nodes for more pods (they race to bind, as schedulers' binds would). */
+const PODS_PER_NODE = 200;
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 const seconds = (ms: number) => ms / 1000;
@@ -243,11 +246,14 @@ async function main(): Promise<void> {
   const stack = await startDevStack({ dir, ports: { reconcile: 0, readiness: 0, admission: 0 }, resyncMs: RESYNC_MS, log: (line) => (process.env.BENCH_VERBOSE ? say(line) : undefined) });
   const admin = createKubeClient(stack.controlPlane.kubeConfig());
   const kcm = await startControllerManager(stack.controlPlane, { name: 'kcm-statefulset', controllers: ['statefulset-controller'] });
+  const extraNodes = Math.ceil(Math.max(...SIZES) / PODS_PER_NODE) - 1;
+  const kubelets: Kubelet[] = [];
+  for (let i = 1; i <= extraNodes; i++) kubelets.push(await startKubelet({ kubeConfig: stack.controlPlane.kubeConfig(), nodeName: `bench-node-${i}` }));
   const rows: Row[] = [];
   const version = stack.controlPlane.version;
   try {
     await installFlowSchemas(admin, [NEOSET_FUNCTIONS, STATEFULSET_CONTROLLER]);
-    say(`stack ready: kube-apiserver ${stack.controlPlane.version}, statefulset-controller in its own kube-controller-manager (pid ${kcm.pid})`);
+    say(`stack ready: kube-apiserver ${stack.controlPlane.version}, statefulset-controller in its own kube-controller-manager (pid ${kcm.pid}), ${1 + extraNodes} simulated node(s)`);
     for (const n of SIZES) {
       for (let run = 1; run <= RUNS; run++) {
         const restartMs = await physicalLimit(stack, admin, n, run);
@@ -264,6 +270,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
+    for (const kubelet of kubelets) await kubelet.stop();
     await kcm.stop();
     await stack.stop();
     rmSync(dir, { recursive: true, force: true });
