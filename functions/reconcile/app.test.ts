@@ -1,5 +1,6 @@
 // The reconcile function's HTTP contract (SPEC §2.1), through app.request — no port, no cluster.
-// Every case here is answered before any API call; the client throws if one were made.
+// The first cases are answered before any API call (the client throws if one were made); the last
+// ones use a fake client whose NeoSet reads fail or wait as the case needs (SPEC §2.0 coalescing).
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import type { KubeClient } from '../../shared/k8s/client.ts';
@@ -62,5 +63,67 @@ describe('reconcile function HTTP contract', () => {
     expect((await createApp({ client: overloaded, logger: pino({ level: 'silent' }) }).request('/', tick)).status).toBe(503);
     const refused: KubeClient = { request: async () => { throw new ApiError('GET', '/apis/neo.io/v1alpha1/neosets', 403, 'Forbidden', 'no'); } };
     expect((await createApp({ client: refused, logger: pino({ level: 'silent' }) }).request('/', tick)).status).toBe(500);
+  });
+
+  it('a resync tick answers 200 even when a NeoSet fails (it waits for the next tick), while that NeoSet\'s own event answers 503', async () => {
+    const { ApiError } = await import('../../shared/k8s/client.ts');
+    const tick = { method: 'POST', headers: { 'ce-specversion': '1.0', 'ce-id': 't2', 'ce-source': '/apis/v1/namespaces/knative-eventing/pingsources/neoset-resync', 'ce-type': 'dev.knative.sources.ping', 'content-type': 'application/json' }, body: '{}' };
+    const reads: string[] = [];
+    const client: KubeClient = {
+      request: async <T,>(verb: string, path: string): Promise<T> => {
+        if (path === '/apis/neo.io/v1alpha1/neosets') return { items: ['a', 'flaky', 'b'].map((name) => ({ metadata: { namespace: 'default', name } })) } as T;
+        if (path.endsWith('/pods') || path.endsWith('/controllerrevisions')) return { items: [] } as T;
+        reads.push(path);
+        if (path.endsWith('/neosets/flaky')) throw new ApiError(verb, path, 503, 'ServiceUnavailable', 'etcd leader changed');
+        throw new ApiError(verb, path, 404, 'NotFound', 'gone');
+      },
+    };
+    const app = createApp({ client, logger: pino({ level: 'silent' }), recheck: () => {} });
+    const res = await app.request('/', tick);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('');
+    expect(reads.sort()).toEqual(['a', 'b', 'flaky'].map((n) => `/apis/neo.io/v1alpha1/namespaces/default/neosets/${n}`));
+    const own = await app.request('/', ce('dev.knative.apiserver.resource.update', { apiVersion: 'neo.io/v1alpha1', kind: 'NeoSet', metadata: { name: 'flaky', namespace: 'default' } }));
+    expect(own.status).toBe(503);
+  });
+
+  it('events arriving during a reconcile share one follow-up, whose transient failure answers each of them 503', async () => {
+    const { ApiError } = await import('../../shared/k8s/client.ts');
+    const podEvent = (i: number) => {
+      const r = ce('dev.knative.apiserver.resource.update', { apiVersion: 'v1', kind: 'Pod', metadata: { name: `db-${i}`, namespace: 'default', labels: { 'neoset.neo.io/name': 'db' } } });
+      return { ...r, headers: { ...r.headers, 'ce-id': `p${i}` } };
+    };
+    let release!: () => void;
+    const firstRunHeld = new Promise<void>((r) => (release = r));
+    let neosetReads = 0;
+    const client: KubeClient = {
+      request: async <T,>(verb: string, path: string): Promise<T> => {
+        if (path.endsWith('/pods')) {
+          if (neosetReads === 0) await firstRunHeld; // run 1 is in flight until the test lets it go
+          return { items: [] } as T;
+        }
+        if (path.endsWith('/controllerrevisions')) return { items: [] } as T;
+        neosetReads++;
+        // Run 1 finds the NeoSet gone (200); the follow-up meets an overloaded API server (503).
+        if (neosetReads === 1) throw new ApiError(verb, path, 404, 'NotFound', 'gone');
+        throw new ApiError(verb, path, 429, 'TooManyRequests', 'slow down');
+      },
+    };
+    const covered: { eventId: string; arrivedAt: number; startedAt: number }[] = [];
+    const app = createApp({ client, logger: pino({ level: 'silent' }), recheck: () => {}, onCovered: (c) => covered.push(c) });
+    const first = app.request('/', podEvent(0));
+    await new Promise((r) => setTimeout(r, 50));
+    const rest = [1, 2, 3, 4].map((i) => app.request('/', podEvent(i)));
+    await new Promise((r) => setTimeout(r, 50));
+    release();
+    expect((await first).status).toBe(200);
+    expect((await Promise.all(rest)).map((r) => r.status)).toEqual([503, 503, 503, 503]);
+    expect(neosetReads).toBe(2);
+    // p1..p4 are answered by one run, which started after each of them arrived.
+    const byId = Object.fromEntries(covered.map((c) => [c.eventId, c]));
+    const followUp = new Set(['p1', 'p2', 'p3', 'p4'].map((id) => byId[id].startedAt));
+    expect(followUp.size).toBe(1);
+    expect(byId.p0.startedAt).toBeLessThan([...followUp][0]);
+    for (const c of covered) expect(c.startedAt).toBeGreaterThan(c.arrivedAt);
   });
 });

@@ -3,12 +3,31 @@ import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { decide, type Duties } from '../../shared/core/decide.ts';
 import { createEventApp } from '../../shared/http/event-app.ts';
+import { createLogger } from '../../shared/http/logger.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
-import { neosetsOf, reconcileOne, type NeoSetKey } from '../../shared/k8s/reconcile.ts';
+import { createCoalescer, mapBounded } from '../../shared/k8s/coalesce.ts';
+import { neosetsOf, reconcileOne, type NeoSetKey, type Outcome } from '../../shared/k8s/reconcile.ts';
 import { mountStateGauges } from '../../shared/metrics/state-gauges.ts';
 
 /** A short requeueAfter is served by a bounded in-process re-check; longer ones by the resync tick. */
 export const MAX_SELF_RECHECK_SECONDS = 30;
+
+/**
+ * NeoSets reconciled at once by one event (a resync tick names them all): enough to keep a sweep of
+ * hundreds short, few enough that a tick does not flood the API server or the instance's 16 sockets.
+ */
+export const SWEEP_PARALLELISM = 8;
+
+/** What one event's answer rests on, for one NeoSet it names (SPEC §2.0; times are performance.now()). */
+export interface Covered {
+  eventId: string;
+  neoset: string;
+  /** When the event reached the handler. */
+  arrivedAt: number;
+  /** When the reconcile whose outcome answers the event started, and finished. */
+  startedAt: number;
+  finishedAt: number;
+}
 
 export interface ReconcileDeps {
   client: KubeClient;
@@ -16,34 +35,50 @@ export interface ReconcileDeps {
   now?: () => Date;
   /** Schedules a re-check; default an unref'd timer (losing it is harmless: resync covers it). */
   recheck?: (key: NeoSetKey, delayMs: number) => void;
+  /** Told, per event and NeoSet, which reconcile answered it (for tests and measurements). */
+  onCovered?: (covered: Covered) => void;
 }
 
 export function createApp(deps: ReconcileDeps): Hono {
   const now = deps.now ?? (() => new Date());
-  // A Pod event also reaches the readiness function, whose duties it then leaves alone (§2.2).
-  const run = (key: NeoSetKey, duties: Duties = 'all') => reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), now);
+  const log = deps.logger ?? createLogger('reconcile');
+  // One table per app instance (STYLE §6): at most one reconcile per NeoSet at a time, and the events
+  // that arrive meanwhile share one follow-up. A Pod event also reaches the readiness function, whose
+  // duties it then leaves alone (§2.2); a follow-up covering any NeoSet event or re-check does them all.
+  const coalescer = createCoalescer<Duties, Outcome>({
+    merge: (a, b) => (a === 'all' || b === 'all' ? 'all' : 'reconcile'),
+    run: async (key, duties) => {
+      const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), now);
+      // Once per run, not per event: the events a run covers share its re-check too.
+      if (outcome.requeueAfter !== null && outcome.requeueAfter <= MAX_SELF_RECHECK_SECONDS) {
+        recheck(key, Math.max(100, outcome.requeueAfter * 1000));
+      }
+      return outcome;
+    },
+  });
   const recheck =
     deps.recheck ??
     ((key: NeoSetKey, delayMs: number) => {
-      setTimeout(() => void run(key), delayMs).unref();
+      setTimeout(() => {
+        coalescer.reconcile(key, 'all').catch((err: Error) => log.error({ neoset: `${key.namespace}/${key.name}`, error: err.message }, 're-check'));
+      }, delayMs).unref();
     });
   return createEventApp({
     name: 'reconcile',
-    logger: deps.logger,
+    logger: log,
     // /metrics also carries the NeoSet state gauges, listed from the API at scrape time (SPEC §4.8).
     extend: (app) => mountStateGauges(app, deps.client),
     handle: async (event) => {
+      const arrivedAt = performance.now();
+      // A failure to name the NeoSets (a tick's LIST) throws: 503, the Broker redelivers.
       const keys = await neosetsOf(deps.client, event.target);
-      const outcomes = [];
       const duties: Duties = event.target.kind === 'pod' ? 'reconcile' : 'all';
-      for (const key of keys) {
-        const outcome = await run(key, duties);
-        if (outcome.requeueAfter !== null && outcome.requeueAfter <= MAX_SELF_RECHECK_SECONDS) {
-          recheck(key, Math.max(100, outcome.requeueAfter * 1000));
-        }
-        outcomes.push(outcome);
-      }
-      return outcomes;
+      // A tick's failed NeoSets are answered 200 by the event app: they wait for the next tick.
+      return mapBounded(keys, SWEEP_PARALLELISM, async (key) => {
+        const { value, startedAt, finishedAt } = await coalescer.reconcile(key, duties);
+        deps.onCovered?.({ eventId: event.id, neoset: value.neoset, arrivedAt, startedAt, finishedAt });
+        return value;
+      });
     },
   });
 }

@@ -36,18 +36,21 @@ export function createEventApp(opts: EventAppOptions): Hono {
       const outcomes = await opts.handle(event);
       const failed = outcomes.filter((o) => o.result === 'error');
       const transient = failed.some((o) => o.transient);
-      log.info(
+      // A resync tick sweeps every NeoSet: one that failed waits for the next tick (logged here), as a
+      // redelivery would redo the whole sweep and let one slow or failing NeoSet hold up the others.
+      const nextTick = failed.length > 0 && event.target.kind === 'all';
+      log[nextTick ? 'warn' : 'info'](
         {
           eventId: event.id,
           type: event.type,
           target: event.target,
           neosets: outcomes.map(({ neoset, result, actions, statusWritten, requeueAfter, error }) => ({ neoset, result, actions, statusWritten, requeueAfter, error })),
-          outcome: failed.length === 0 ? 'ok' : transient ? 'retry' : 'error',
+          outcome: failed.length === 0 ? 'ok' : nextTick ? 'next-tick' : transient ? 'retry' : 'error',
           ms: Math.round(performance.now() - started),
         },
         'event',
       );
-      if (failed.length === 0) return c.body(null, 200);
+      if (failed.length === 0 || nextTick) return c.body(null, 200);
       return c.json({ error: failed.map((o) => `${o.neoset}: ${o.error}`).join('; ') }, transient ? 503 : 500);
     } catch (err) {
       // A malformed event is not retried (400); an API server that could not be reached while
