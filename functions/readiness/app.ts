@@ -1,12 +1,12 @@
-// The readiness function: Pod events → is this pod's in-place update really done (SPEC §4.5)?
-// Flips its InPlaceUpdateReady condition and records the update duration. The judgement is the
-// core's decideReadiness, the same logic reconcile runs, narrowed to the one pod.
+// The readiness function: Pod events → is this pod's in-place update really done (SPEC §4.5)? It
+// finishes the update and opens the pod's InPlaceUpdateReady gate, and records the update duration —
+// decided from the Pod in the event alone (shared/k8s/pod-readiness.ts), with no read of the NeoSet.
+// Its duties are its own: on Pod events the reconcile function leaves them alone (§2.2).
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
-import { decideReadiness } from '../../shared/core/decide.ts';
 import { createEventApp } from '../../shared/http/event-app.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
-import { neosetsOf, reconcileOne } from '../../shared/k8s/reconcile.ts';
+import { readinessOne } from '../../shared/k8s/pod-readiness.ts';
 
 export interface ReadinessDeps {
   client: KubeClient;
@@ -20,14 +20,8 @@ export function createApp(deps: ReadinessDeps): Hono {
     name: 'readiness',
     logger: deps.logger,
     handle: async (event) => {
-      const { target } = event;
-      if (target.kind !== 'pod') return []; // NeoSet events and ticks are reconcile's
-      const keys = await neosetsOf(deps.client, target);
-      const outcomes = [];
-      for (const key of keys) {
-        outcomes.push(await reconcileOne(deps.client, key, (snapshot, at) => decideReadiness(snapshot, target.name, at), now));
-      }
-      return outcomes;
+      if (event.target.kind !== 'pod' || event.type.endsWith('.delete')) return []; // NeoSet events and ticks are reconcile's
+      return readinessOne(deps.client, event.target, event.object, now);
     },
   });
 }

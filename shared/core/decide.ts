@@ -11,19 +11,22 @@
 //   4. releasing the claims it does not start (written by the applier BEFORE the status: see
 //      releases()); 5. Events not tied to a write; 6. pruning history.
 import { availableSince } from './pods/availability.ts';
-import { inFlightStep, openGate } from './update/in-place-steps.ts';
+import { inFlightStep } from './update/in-place-steps.ts';
+import { afterWrite } from './update/pod-writes.ts';
+import { openGate } from './update/readiness.ts';
+import { podInPlaceState } from './update/state-annotation.ts';
 import { sameJson } from './json.ts';
 import type { PersistentVolumeClaim } from './objects.ts';
-import { observe, type Observed } from './observed.ts';
+import { observe, type Observed, type PodView } from './observed.ts';
 import { rolloutPending, type FailureReason } from './status/phase.ts';
-import type { Action, Plan } from './plan.ts';
+import type { Action, ObjectRef, Plan } from './plan.ts';
 import { pruneRevisions } from './revisions/revisions.ts';
 import { claimOwnerActions, scalingActions } from './scaling/scaling.ts';
 import type { Snapshot } from './snapshot.ts';
 import { computeStatus } from './status/status.ts';
 import { Wakeups } from './time.ts';
 import { blockedPods, startUpdates } from './update/starts.ts';
-import { neosetOwnerRef, objectRef } from './pods/identity.ts';
+import { neosetOwnerRef, objectRef, podRevision } from './pods/identity.ts';
 
 /**
  * Whose duties a decision carries out (§2.2): 'all' (a NeoSet event, a resync tick), or 'reconcile'
@@ -65,11 +68,11 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
         });
       }
     } else if (v.state === null) {
-      action = openGate(v);
+      action = openGate(v.pod, o.nowMs);
     }
     if (action && duties === 'reconcile' && isReadinessDuty(action)) action = null;
     if (action) {
-      actions.push(action);
+      actions.push(...carry(o, v, action, wake, duties));
       touched.add(v.name);
     }
   }
@@ -82,8 +85,11 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
     events.push({ kind: 'recordEvent', key: `inplaceonly-blocked/${o.update.name}`, event: { type: 'Warning', reason: 'InPlaceOnlyBlocked', message } });
   }
   const starts = startUpdates(o, failure !== null, (v) => !touched.has(v.name));
-  actions.push(...starts.actions);
-  for (const a of starts.actions) if (a.kind === 'markDraining') touched.add(a.pod.name);
+  for (const a of starts.actions) {
+    if (a.kind !== 'markDraining') continue;
+    actions.push(...carry(o, o.pods.find((v) => v.name === a.pod.name)!, a, wake, duties));
+    touched.add(a.pod.name);
+  }
   actions.push(...releases(o, touched));
 
   if (o.advanced && o.neoset.status?.currentRevision) {
@@ -108,6 +114,33 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
     status: claim || !sameJson(status, snapshot.neoset.status ?? {}) ? status : null,
     requeueAfter: wake.requeueAfter(),
   };
+}
+
+/**
+ * §2.0 "carry a pod as far as it can go": after a pod's first write, its next steps follow in the
+ * same plan while nothing needs waiting for (a grace period, the kubelet, the budget) — each decided
+ * on the pod as the previous write leaves it (pod-writes.ts), each written conditional on the
+ * resourceVersion the previous write returned. A drain with no grace period is one invocation:
+ * state annotation, gate False, image patch; a done update: finish, then the gate opens.
+ */
+function carry(o: Observed, v: PodView, first: Action, wake: Wakeups, duties: Duties): Action[] {
+  const chain = [first];
+  let pod = v.pod;
+  for (let last = first; chain.length < 4; ) {
+    if (last.kind === 'deletePod' || last.kind === 'patchImages') break; // the kubelet acts next
+    pod = afterWrite(pod, last, o.nowMs);
+    const next = nextStep(o, { ...v, pod, state: podInPlaceState(pod), revision: podRevision(pod) }, wake);
+    if (!next || (duties === 'reconcile' && isReadinessDuty(next))) break;
+    chain.push({ ...next, pod: { ...next.pod, chained: true } } as Action);
+    last = next;
+  }
+  return chain;
+}
+
+/** The next write for a pod (one with no decision yet this round): its update's step, or its gate. */
+function nextStep(o: Observed, v: PodView, wake: Wakeups): (Action & { pod: ObjectRef }) | null {
+  const action = v.state !== null ? inFlightStep(o, v, wake).action : openGate(v.pod, o.nowMs);
+  return action && 'pod' in action && !('metadata' in action.pod) ? (action as Action & { pod: ObjectRef }) : null;
 }
 
 /**
@@ -169,14 +202,4 @@ function liveRevisions(o: Observed): Set<string> {
     if (v.state) live.add(v.state.revision);
   }
   return live;
-}
-
-/**
- * The readiness function's share of the decision for one pod (§2.2): its duties (isReadinessDuty)
- * for that pod, taken from decide() itself so that the two functions can never disagree. The status
- * and the time-based requeue stay reconcile's: the plan carries neither.
- */
-export function decideReadiness(snapshot: Snapshot, podName: string, now: Date): Plan {
-  const actions = decide(snapshot, now).actions.filter((a) => isReadinessDuty(a) && a.pod.name === podName);
-  return { actions, claim: false, status: null, requeueAfter: null };
 }

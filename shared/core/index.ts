@@ -3,7 +3,8 @@
 // the SPEC is: decide.ts (the whole decision, §2), observed.ts (the snapshot's facts), plan.ts (its
 // output); pods/ (§4.1 identity, §4.5 readiness and availability), revisions/ (§4.2), scaling/
 // (§4.3), update/ (§4.4: which pods start, the budget, one pod's in-place steps), status/ (§4.6).
-export { decide, decideReadiness, isReadinessDuty, type Duties } from './decide.ts';
+export { decide, isReadinessDuty, type Duties } from './decide.ts';
+export { podReadiness } from './update/readiness.ts';
 export type { Action, ActionKind, EventSpec, InPlaceState, ObjectRef, Plan } from './plan.ts';
 export type { Snapshot } from './snapshot.ts';
 /** §4.1 */

@@ -8,6 +8,11 @@ export interface ObjectRef {
   name: string;
   uid: string;
   resourceVersion: string;
+  /**
+   * The write follows another write to the same object in this plan and is conditional on the
+   * resourceVersion THAT write returned (§2.0: a pod carried through consecutive steps).
+   */
+  chained?: boolean;
 }
 
 /** The pod annotation neoset.neo.io/inplace-update-state, JSON-encoded (SPEC §4.4). */
@@ -52,7 +57,15 @@ export type Action =
   /** In-place step 1a: write the state annotation (phase Draining) — the memory comes first. */
   | { kind: 'markDraining'; pod: ObjectRef; state: InPlaceState; event: EventSpec }
   /** Set the InPlaceUpdateReady condition through pods/status (step 1b False, step 4 True, and True on a new pod). */
-  | { kind: 'setInPlaceReady'; pod: ObjectRef; status: 'True' | 'False'; reason: string; message: string }
+  | {
+      kind: 'setInPlaceReady';
+      pod: ObjectRef;
+      status: 'True' | 'False';
+      reason: string;
+      message: string;
+      /** The condition's lastTransitionTime, stamped by the decision (gate-time.ts). */
+      lastTransitionTime: string;
+    }
   /** In-place step 2: one patch — new images, controller-revision-hash label, state annotation (phase Updating). */
   | {
       kind: 'patchImages';

@@ -22,7 +22,11 @@ describe('parseEvent', () => {
       id: 'e1',
       type: 'dev.knative.apiserver.resource.update',
       target: { kind: 'pod', namespace: 'default', name: 'mysql-4', neoset: 'mysql' },
+      // the object may stand in for a read where every write it leads to is conditional on it (§2.0)
+      object: pod({ 'neoset.neo.io/name': 'mysql' }),
     });
+    const deleted = binary('dev.knative.apiserver.resource.delete', pod({ 'neoset.neo.io/name': 'mysql' }));
+    expect(parseEvent(deleted.headers, deleted.body).object).toBeNull();
   });
 
   it('ignores a Pod without the NeoSet label', () => {

@@ -38,6 +38,12 @@ export interface ParsedEvent {
   id: string;
   type: string;
   target: Target;
+  /**
+   * The object a Resource-mode add/update event carries (its state when the event was sent); null for
+   * a delete, a Reference-mode event or a tick. It may stand in for a read only where every write it
+   * leads to is conditional on its resourceVersion (SPEC §2.0).
+   */
+  object: unknown;
 }
 
 /** Parses a binary- or structured-mode CloudEvent and names its target. Throws BadEventError. */
@@ -54,21 +60,16 @@ export function parseEvent(headers: Record<string, string>, body: string): Parse
     const detail = (err as { errors?: unknown }).errors;
     throw new BadEventError(`not a valid CloudEvent: ${(err as Error).message}${detail ? ` ${JSON.stringify(detail)}` : ''}`);
   }
-  return { id: event.id, type: event.type, target: targetOf(event) };
+  const target = targetOf(event);
+  const resource = /^dev\.knative\.apiserver\.resource\.(add|update)$/.test(event.type);
+  return { id: event.id, type: event.type, target, object: resource ? dataOf(event) : null };
 }
 
 function targetOf(event: CloudEventV1<unknown>): Target {
   if (event.type === PING_TYPE) return { kind: 'all' };
   const m = APISERVER_TYPE.exec(event.type);
   if (!m) throw new BadEventError(`unsupported event type "${event.type}": expected dev.knative.apiserver.{resource,ref}.{add,update,delete} or ${PING_TYPE}`);
-  let data = event.data;
-  if (typeof data === 'string' || data instanceof Uint8Array) {
-    try {
-      data = JSON.parse(typeof data === 'string' ? data : Buffer.from(data).toString('utf8'));
-    } catch {
-      throw new BadEventError('data: not JSON (datacontenttype must be application/json)');
-    }
-  }
+  const data = dataOf(event);
   const ref = m[1] === 'resource' ? fromResource(data) : fromRef(data);
   if (ref.kind === KIND) return { kind: 'neoset', namespace: ref.namespace, name: ref.name };
   if (ref.kind === 'Pod') {
@@ -76,6 +77,16 @@ function targetOf(event: CloudEventV1<unknown>): Target {
     return { kind: 'pod', namespace: ref.namespace, name: ref.name, neoset: ref.neoset };
   }
   return { kind: 'ignore', reason: `kind ${ref.kind} is not watched` };
+}
+
+function dataOf(event: CloudEventV1<unknown>): unknown {
+  const data = event.data;
+  if (typeof data !== 'string' && !(data instanceof Uint8Array)) return data;
+  try {
+    return JSON.parse(typeof data === 'string' ? data : Buffer.from(data).toString('utf8'));
+  } catch {
+    throw new BadEventError('data: not JSON (datacontenttype must be application/json)');
+  }
 }
 
 function fromResource(data: unknown) {

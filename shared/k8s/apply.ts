@@ -15,14 +15,14 @@ import {
   LABEL_NEOSET_NAME,
   LABEL_REVISION_HASH,
 } from '../api/names.ts';
-import type { Condition, NeoSetStatus } from '../api/neoset.ts';
+import type { Condition, NeoSet, NeoSetStatus } from '../api/neoset.ts';
 import { CONDITION_REPLICA_FAILURE } from '../core/status/conditions.ts';
 import { sameJson } from '../core/json.ts';
 import type { ControllerRevision, ObjectMeta, PersistentVolumeClaim, Pod } from '../core/objects.ts';
 import { controlOf } from '../core/observed.ts';
 import type { Action, EventSpec, ObjectRef, Plan } from '../core/plan.ts';
 import type { Snapshot } from '../core/snapshot.ts';
-import { rfc3339, rfc3339Ceil } from '../core/time.ts';
+import { rfc3339 } from '../core/time.ts';
 import { inPlaceUpdateDuration } from '../metrics/registry.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
@@ -58,7 +58,9 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
   const { neoset } = snapshot;
   const ns = neoset.metadata.namespace ?? 'default';
   const written: string[] = [];
-  const event = async (key: string, spec: EventSpec) => recordEvent(client, snapshot, key, spec, now(), opts.instance);
+  const owner = ownerOf(neoset);
+  const event = async (key: string, spec: EventSpec) => recordEvent(client, owner, key, spec, now(), opts.instance);
+  const ctx = newCtx(event, now, owner, neoset);
   let resourceVersion = neoset.metadata.resourceVersion;
   const writeStatus = async (status: NeoSetStatus, what: string) => {
     const r = await client.request<{ metadata?: ObjectMeta }>('PUT', paths.neosetStatus(ns, neoset.metadata.name), {
@@ -81,7 +83,7 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
         statusWritten = true;
       }
       failing = action;
-      await applyAction(client, ns, action, { event, now, snapshot });
+      await applyAction(client, ns, action, ctx);
       if (action.kind !== 'recordEvent') written.push(action.kind);
     }
     failing = undefined;
@@ -108,6 +110,28 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
     // Best effort: the refusal is in the log line even when the report cannot be written.
     await reportFailure(snapshot, failing, err, { event, now, current, writeStatus }).catch(() => undefined);
     return { outcome: 'failed', written, statusWritten, error: err };
+  }
+}
+
+/**
+ * The readiness function's writes (§2.0): pod writes decided from the Pod in the event alone, each
+ * conditional on that Pod's resourceVersion (or chained on the previous write's). No status, no claim:
+ * they do not depend on the spec. Events go on `owner`, the pod's NeoSet. A lost race is a conflict;
+ * a refusal is thrown (the caller answers it as any failure).
+ */
+export async function applyPodWrites(client: KubeClient, owner: Owner, actions: Action[], opts: ApplyOptions = {}): Promise<ApplyResult> {
+  const now = opts.now ?? (() => new Date());
+  const ctx = newCtx((key, spec) => recordEvent(client, owner, key, spec, now(), opts.instance), now, owner, null);
+  const written: string[] = [];
+  try {
+    for (const action of actions) {
+      await applyAction(client, owner.namespace, action, ctx);
+      if (action.kind !== 'recordEvent') written.push(action.kind);
+    }
+    return { outcome: 'applied', written, statusWritten: false };
+  } catch (err) {
+    if (err instanceof ApiError && (err.isConflict || (err.isNotFound && err.verb !== 'GET'))) return { outcome: 'conflict', written, statusWritten: false };
+    throw Object.assign(err as Error, { written });
   }
 }
 
@@ -174,21 +198,62 @@ function describe(action: Action): string {
   }
 }
 
+/** The NeoSet the writes are for: Events are recorded on it, metrics labelled with it. */
+export interface Owner {
+  name: string;
+  namespace: string;
+  uid: string;
+}
+
+const ownerOf = (neoset: { metadata: ObjectMeta }): Owner => ({
+  name: neoset.metadata.name,
+  namespace: neoset.metadata.namespace ?? 'default',
+  uid: neoset.metadata.uid ?? '',
+});
+
 interface Ctx {
   event: (key: string, spec: EventSpec) => Promise<void>;
   now: () => Date;
-  snapshot: Snapshot;
+  owner: Owner;
+  /** The NeoSet itself, for adopting a name taken at create time; absent for pod-only writes. */
+  neoset: NeoSet | null;
+  /** The resourceVersion a write is conditional on: its own, or (chained) the one our previous write to that object returned. */
+  rv: (ref: ObjectRef) => string;
+  wrote: (ref: ObjectRef, result: Written) => void;
+}
+
+function newCtx(event: Ctx['event'], now: () => Date, owner: Owner, neoset: NeoSet | null): Ctx {
+  const returned = new Map<string, string>();
+  return {
+    event,
+    now,
+    owner,
+    neoset,
+    rv: (ref) => {
+      if (!ref.chained) return ref.resourceVersion;
+      const rv = returned.get(ref.uid);
+      // Never an empty resourceVersion: the API server would take the write as unconditional.
+      if (!rv) throw new ApiError('PATCH', ref.name, 409, 'Conflict', `no earlier write to ${ref.name} in this plan to chain on`);
+      return rv;
+    },
+    wrote: (ref, result) => {
+      if (result?.metadata?.resourceVersion) returned.set(ref.uid, result.metadata.resourceVersion);
+    },
+  };
 }
 
 type Written = { metadata?: ObjectMeta } | undefined;
 
-const metaOf = (ref: ObjectRef) => ({ resourceVersion: ref.resourceVersion });
-const preconditions = (ref: ObjectRef) => ({ kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: ref.uid, resourceVersion: ref.resourceVersion } });
 const keyOf = (kind: string, result: Written) => `${kind}/${result?.metadata?.uid}/${result?.metadata?.resourceVersion}`;
 
 async function applyAction(client: KubeClient, ns: string, action: Action, ctx: Ctx): Promise<void> {
-  const patchPod = (ref: ObjectRef, body: Record<string, unknown>, patch: 'merge' | 'strategic' = 'merge') =>
-    client.request<Written>('PATCH', paths.pod(ns, ref.name), { patch, body: { ...body, metadata: { ...metaOf(ref), ...(body.metadata as object) } } });
+  const metaOf = (ref: ObjectRef) => ({ resourceVersion: ctx.rv(ref) });
+  const preconditions = (ref: ObjectRef) => ({ kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: ref.uid, resourceVersion: ctx.rv(ref) } });
+  const patchPod = async (ref: ObjectRef, body: Record<string, unknown>, patch: 'merge' | 'strategic' = 'merge', path = paths.pod(ns, ref.name)) => {
+    const r = await client.request<Written>('PATCH', path, { patch, body: { ...body, metadata: { ...metaOf(ref), ...(body.metadata as object) } } });
+    ctx.wrote(ref, r);
+    return r;
+  };
 
   switch (action.kind) {
     case 'createRevision': {
@@ -244,16 +309,9 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
       await patchPod(action.pod, { metadata: { annotations: { [ANNOTATION_CLAIM_RELEASED]: rfc3339(ctx.now().getTime()) } } });
       return;
     case 'setInPlaceReady': {
-      // pods/status with a strategic merge patch: conditions merge by type (SPEC §8). The time of a
-      // drain (False) is rounded up to the second, so that a grace period counted from it is never short.
-      const at = action.status === 'False' ? rfc3339Ceil(ctx.now().getTime()) : rfc3339(ctx.now().getTime());
-      await client.request<Written>('PATCH', paths.podStatus(ns, action.pod.name), {
-        patch: 'strategic',
-        body: {
-          metadata: metaOf(action.pod),
-          status: { conditions: [{ type: CONDITION_INPLACE_READY, status: action.status, reason: action.reason, message: action.message, lastTransitionTime: at }] },
-        },
-      });
+      // pods/status with a strategic merge patch: conditions merge by type (SPEC §8).
+      const condition = { type: CONDITION_INPLACE_READY, status: action.status, reason: action.reason, message: action.message, lastTransitionTime: action.lastTransitionTime };
+      await patchPod(action.pod, { status: { conditions: [condition] } }, 'strategic', paths.podStatus(ns, action.pod.name));
       return;
     }
     case 'patchImages': {
@@ -275,8 +333,7 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
       const r = await patchPod(action.pod, { metadata: { annotations: { [ANNOTATION_INPLACE_STATE]: null } } });
       // Observed by the one writer whose conditional write succeeded: once per update.
       // An aborted drain changed no image: it is not an update duration.
-      const { neoset } = ctx.snapshot;
-      if (!action.aborted) inPlaceUpdateDuration.observe({ namespace: ns, neoset: neoset.metadata.name }, action.durationSeconds);
+      if (!action.aborted) inPlaceUpdateDuration.observe({ namespace: ns, neoset: ctx.owner.name }, action.durationSeconds);
       return ctx.event(keyOf(action.kind, r), action.event);
     }
     case 'recordEvent':
@@ -296,8 +353,8 @@ async function createOrAdopt(client: KubeClient, ctx: Ctx, collection: string, p
   try {
     return await client.request<Written>('POST', collection, { body });
   } catch (err) {
-    if (!(err instanceof ApiError) || err.reason !== 'AlreadyExists') throw err;
-    const { neoset } = ctx.snapshot;
+    const neoset = ctx.neoset;
+    if (!(err instanceof ApiError) || err.reason !== 'AlreadyExists' || !neoset) throw err;
     const existing = await client.request<Created>('GET', path);
     const control = controlOf(neoset, existing);
     if (control === 'ours') throw err; // a race: a conflict
@@ -325,18 +382,17 @@ async function createOrAdopt(client: KubeClient, ctx: Ctx, collection: string, p
  * Records a core/v1 Event on the NeoSet (so `kubectl describe neo` tells the story). The name is
  * derived from `key`, so a replayed action or a second instance records it at most once.
  */
-async function recordEvent(client: KubeClient, snapshot: Snapshot, key: string, spec: EventSpec, now: Date, instance = 'neoset'): Promise<void> {
-  const { neoset } = snapshot;
-  const ns = neoset.metadata.namespace ?? 'default';
-  const digest = createHash('sha256').update(`${neoset.metadata.uid}/${key}`).digest('hex').slice(0, 16);
+async function recordEvent(client: KubeClient, owner: Owner, key: string, spec: EventSpec, now: Date, instance = 'neoset'): Promise<void> {
+  const ns = owner.namespace;
+  const digest = createHash('sha256').update(`${owner.uid}/${key}`).digest('hex').slice(0, 16);
   const time = rfc3339(now.getTime());
   try {
     await client.request('POST', paths.events(ns), {
       body: {
         apiVersion: 'v1',
         kind: 'Event',
-        metadata: { name: `${neoset.metadata.name}.${digest}`, namespace: ns },
-        involvedObject: { apiVersion: API_VERSION, kind: KIND, name: neoset.metadata.name, namespace: ns, uid: neoset.metadata.uid },
+        metadata: { name: `${owner.name}.${digest}`, namespace: ns },
+        involvedObject: { apiVersion: API_VERSION, kind: KIND, name: owner.name, namespace: ns, uid: owner.uid },
         type: spec.type,
         reason: spec.reason,
         message: spec.message,

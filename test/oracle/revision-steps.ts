@@ -2,7 +2,8 @@
 // it": a decision read one of them, and the checker does not know which.
 //
 //   Partition        no pod with ordinal below partition (the lower of the two) newly lands on an
-//                    update revision while a rollout is in progress (it stays on currentRevision).
+//                    update revision while a rollout is in progress (it stays on currentRevision) —
+//                    unless the landing is work claimed before the partition was raised.
 //   Retarget         an in-place state that is new, or names a new revision, names the updateRevision
 //                    of one of the two states: a decider holding a stale spec must not send a pod back.
 //                    Work claimed before (named in status.currentUpdatePods, §2.0) may also land on the
@@ -29,9 +30,10 @@ function landings(prev: View, now: View, report: Report): void {
   const partition = Math.min(prev.partition, now.partition);
   const currents = new Set([prev.revisions.current, now.revisions.current]);
   const targets = new Set([rolloutTarget(prev), rolloutTarget(now)].filter((r) => r !== undefined && !currents.has(r)));
+  const inFlight = claimed(prev); // claimed work finishes as claimed (update-claims.ts)
   for (const p of now.pods) {
     const before = prev.byUid.get(p.uid);
-    if (!before || p.ordinal >= partition || p.revision === before.revision || !targets.has(p.revision!)) continue;
+    if (!before || p.ordinal >= partition || p.revision === before.revision || !targets.has(p.revision!) || inFlight.has(p.name)) continue;
     report('Partition', `ordinal ${p.ordinal} < partition ${partition} moved to updateRevision ${p.revision}`, p.name);
   }
 }

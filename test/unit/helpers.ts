@@ -4,9 +4,21 @@ import { decide } from '../../shared/core/decide.ts';
 import type { Action, Plan } from '../../shared/core/plan.ts';
 import { World } from './world.ts';
 
-/** `markDraining:web-4`, `createPod:web-5`, `createRevision`, ... in plan order. */
+/**
+ * `markDraining:web-4`, `createPod:web-5`, `createRevision`, ... in plan order: each pod's first
+ * write only — the steps chained after it (§2.0, `pod.chained`) are its continuation; `chain` lists those.
+ */
 export function steps(plan: Plan | Action[]): string[] {
   const actions = Array.isArray(plan) ? plan : plan.actions;
+  return describeActions(actions.filter((a) => !('pod' in a && 'chained' in a.pod && a.pod.chained)));
+}
+
+/** Every write of the plan, chained ones included. */
+export function chain(plan: Plan | Action[]): string[] {
+  return describeActions(Array.isArray(plan) ? plan : plan.actions);
+}
+
+function describeActions(actions: Action[]): string[] {
   return actions.map((a) => {
     switch (a.kind) {
       case 'createPod':

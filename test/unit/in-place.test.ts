@@ -1,10 +1,10 @@
 // One pod's in-place update (SPEC §4.4 steps 1-5, §4.5), one write per decision.
 import { describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY } from '../../shared/api/names.ts';
-import { decideReadiness } from '../../shared/core/decide.ts';
+import { podReadiness } from '../../shared/core/update/readiness.ts';
 import { parseInPlaceState } from '../../shared/core/update/state-annotation.ts';
 import type { Action, InPlaceState } from '../../shared/core/plan.ts';
-import { plan, settled, steps } from './helpers.ts';
+import { chain, plan, settled, steps } from './helpers.ts';
 import type { World } from './world.ts';
 
 const state = (w: World, i: number): InPlaceState | null => parseInPlaceState(w.pod(i)?.metadata.annotations?.[ANNOTATION_INPLACE_STATE]);
@@ -18,8 +18,9 @@ async function oneReplicaUpdating(spec: Parameters<typeof settled>[0] = {}): Pro
   return { w, v1, v2: '' };
 }
 
+/** The one pod write a decision starts with (its chained continuation aside, §2.0), revisions aside. */
 function only(w: World): Action {
-  const actions = plan(w).actions.filter((a) => a.kind !== 'createRevision');
+  const actions = plan(w).actions.filter((a) => a.kind !== 'createRevision' && !('pod' in a && 'chained' in a.pod && a.pod.chained));
   expect(actions).toHaveLength(1);
   return actions[0];
 }
@@ -36,10 +37,9 @@ describe('in-place update of one pod', () => {
       state: { revision: v2, phase: 'Draining', drainStartedAt: '2025-01-01T00:00:00Z' },
     });
     expect(r1.plan.status!.currentUpdatePods).toEqual(['web-0']); // claimed (§2.0)
-
-    // 1b: the annotation is there, the gate is still True -> False
-    expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'False', reason: 'InPlaceUpdateDraining' });
-    await w.reconcile();
+    // 1b, in the same invocation (chained on the annotation write's resourceVersion): the gate False.
+    expect(chain(r1.plan)).toEqual(['createRevision', 'markDraining:web-0', 'setInPlaceReady:web-0']);
+    expect(r1.plan.actions[2]).toMatchObject({ status: 'False', reason: 'InPlaceUpdateDraining', pod: { chained: true } });
     w.kubeletSettle(1);
     expect(w.pod(0)!.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('False');
 
@@ -79,13 +79,14 @@ describe('in-place update of one pod', () => {
     expect(plan(w).actions).toEqual([]);
     w.kubeletSync('web-0'); // probe passes
     w.advance(5);
-    // 4: finish, then open the gate
+    // 4: finish, then open the gate — chained, and exactly what the readiness function decides from the pod
     expect(only(w)).toMatchObject({ kind: 'finishInPlaceUpdate', revision: v2, durationSeconds: 15 });
-    expect(decideReadiness(w.snapshot(), 'web-0', new Date(w.now)).actions).toEqual([only(w)]);
+    expect(chain(plan(w))).toEqual(['finishInPlaceUpdate:web-0', 'setInPlaceReady:web-0']);
+    expect(plan(w).actions[1]).toMatchObject({ status: 'True', reason: 'InPlaceUpdateDone' });
+    expect(podReadiness(w.pod(0)!, w.now)).toEqual(plan(w).actions);
     await w.reconcile();
     expect(state(w, 0)).toBeNull();
-    expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'True', reason: 'InPlaceUpdateDone' });
-    await w.reconcile();
+    expect(gate(w, 0)?.status).toBe('True');
     w.kubeletSettle(1);
     await w.reconcile();
     expect(w.neoset.status).toMatchObject({ phase: 'Completed', currentRevision: v2, updatedReplicas: 1 });
@@ -103,9 +104,9 @@ describe('in-place update of one pod', () => {
 
   it('the gate: a pod with no update in flight whose gate is False gets it back (crash between finish and gate)', async () => {
     const { w } = await oneReplicaUpdating();
-    for (let i = 0; i < 3; i++) await w.reconcile(); // drain, gate False, patch
+    await w.reconcile(); // drain, gate False, patch: one invocation (no grace period)
     w.kubeletSettle(2);
-    await w.reconcile(); // finish
+    await w.reconcile({ crashAfter: 2 }); // finish and its Event; the chained gate write never lands
     expect(state(w, 0)).toBeNull();
     expect(gate(w, 0)?.status).toBe('False');
     expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'True' });
@@ -119,8 +120,8 @@ describe('in-place update of one pod', () => {
     expect(plan(w).actions).toEqual([]); // Pending: nothing to open yet
     w.kubeletSync('web-1'); // Running, containers started, not ready
     expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', pod: { name: 'web-1' }, status: 'True', reason: 'PodStarted' });
-    expect(steps(decideReadiness(w.snapshot(), 'web-1', new Date(w.now)))).toEqual(['setInPlaceReady:web-1']);
-    expect(decideReadiness(w.snapshot(), 'web-0', new Date(w.now)).actions).toEqual([]);
+    expect(steps(podReadiness(w.pod(1)!, w.now))).toEqual(['setInPlaceReady:web-1']);
+    expect(podReadiness(w.pod(0)!, w.now)).toEqual([]);
   });
 
   it('readiness Ready waits for ContainersReady, not the pod Ready condition our gate holds False', async () => {
@@ -221,14 +222,14 @@ describe('in-place update of one pod', () => {
   });
 
   it('a drain the rollout no longer wants (partition raised) is abandoned before any change', async () => {
-    const { w } = await oneReplicaUpdating();
-    await w.reconcile(); // markDraining
-    await w.reconcile(); // gate False
+    const { w } = await oneReplicaUpdating({ updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: 5 } } });
+    await w.reconcile(); // markDraining, gate False; the grace period holds the patch back
     w.edit((s) => void (s.updateStrategy.partition = 1));
     const abort = only(w);
     expect(abort).toMatchObject({ kind: 'finishInPlaceUpdate', aborted: true, event: { reason: 'UpdateAborted' } });
+    expect(chain(plan(w))).toEqual(['finishInPlaceUpdate:web-0', 'setInPlaceReady:web-0']); // and the gate opens again
     await w.reconcile();
-    expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'True' });
+    expect(gate(w, 0)?.status).toBe('True');
   });
 
   it('pause lets an update in flight finish but starts no new one', async () => {
@@ -247,9 +248,8 @@ describe('in-place update of one pod', () => {
       s.template.metadata = { labels: { app: 'web', tier: 'gold' }, annotations: { note: 'v2' } };
       s.template.spec.containers[0].image = 'nginx:v2';
     });
-    for (let i = 0; i < 2; i++) await w.reconcile();
-    expect(only(w)).toMatchObject({ kind: 'patchImages', labels: { tier: 'gold' }, annotations: { note: 'v2' } });
-    await w.reconcile();
+    expect(plan(w).actions.find((a) => a.kind === 'patchImages')).toMatchObject({ labels: { tier: 'gold' }, annotations: { note: 'v2' } });
+    await w.reconcile(); // drain, gate False, patch: one invocation
     w.edit((s) => {
       s.template.metadata = { labels: { app: 'web' } };
       s.template.spec.containers[0].image = 'nginx:v3';

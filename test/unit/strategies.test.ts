@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveMaxUnavailable } from '../../shared/core/update/budget.ts';
 import { NeoSetSpec } from '../../shared/api/neoset.ts';
-import { imagesOfPods, plan, revisionsOfPods, settled, steps, uids } from './helpers.ts';
+import { chain, imagesOfPods, plan, revisionsOfPods, settled, steps, uids } from './helpers.ts';
 import { World } from './world.ts';
 import { podInPlaceState } from '../../shared/core/update/state-annotation.ts';
 
@@ -18,11 +18,8 @@ describe('InPlaceIfPossible', () => {
     const w = await settled({ replicas: 2 });
     const before = w.pod(1)!.metadata.uid;
     w.edit(withEnv('a'));
-    expect(steps(plan(w))).toEqual(['createRevision', 'markDraining:web-1']);
-    await w.reconcile();
-    expect(steps(plan(w))).toEqual(['setInPlaceReady:web-1']);
-    await w.reconcile();
-    expect(steps(plan(w))).toEqual(['deletePod:web-1']);
+    // drain, gate False, delete: one invocation (no grace period, §2.0)
+    expect(chain(plan(w))).toEqual(['createRevision', 'markDraining:web-1', 'setInPlaceReady:web-1', 'deletePod:web-1']);
     await w.reconcile();
     w.kubeletSettle(1);
     const v2 = w.neoset.status!.updateRevision;

@@ -1,7 +1,7 @@
 // One pod's update in flight (§4.4), driven by its state annotation — the only memory. Each call
-// returns at most ONE write for the pod: every write is conditional on the resourceVersion it was
-// computed from, so a second write to the same pod in one plan could only fail. The next event on
-// the pod (our own write produces one) brings the next step.
+// returns the NEXT write for the pod; decide() carries the pod on through the steps that need no
+// waiting (decided on the pod as that write leaves it, pod-writes.ts), each written conditional on
+// the resourceVersion the previous write returned (SPEC §2.0).
 //
 //   (no state) --markDraining--> Draining --setInPlaceReady False--> [gracePeriodSeconds]
 //       Draining --patchImages--> Updating --[done, §4.5]--> finishInPlaceUpdate --> (no state)
@@ -17,11 +17,11 @@ import { ANNOTATION_INPLACE_STATE } from '../../api/names.ts';
 import type { Observed, PodView } from '../observed.ts';
 import type { Action, InPlaceState } from '../plan.ts';
 import { POD_IDENTITY_LABELS } from '../pods/identity.ts';
-import { containerIds, inPlaceGate, inPlaceUpdateDone, isRunningAndStarted } from '../pods/conditions.ts';
+import { containerIds, inPlaceGate } from '../pods/conditions.ts';
 import { rfc3339, toMs, type Wakeups } from '../time.ts';
+import { gateTransitionTime } from './gate-time.ts';
+import { finish, podReadiness, REASON_DRAINING } from './readiness.ts';
 import { canMove, drainingState, markDraining, updateMethod } from './starts.ts';
-
-export const REASON_DRAINING = 'InPlaceUpdateDraining';
 
 export interface InFlightStep {
   action: Action | null;
@@ -42,14 +42,21 @@ export function inFlightStep(o: Observed, v: PodView, wake: Wakeups): InFlightSt
   if (state.phase === 'Draining') {
     // Nothing has changed on the pod yet: a drain the rollout no longer wants (partition raised,
     // strategy now OnDelete or InPlaceOnly-blocked, template back to the pod's revision) is abandoned.
-    if (!movable) return step(finish(o, v, state, true));
+    if (!movable) return step(finish(v.pod, state, o.nowMs, true));
     // Re-target to the new updateRevision; the drain goes on.
     if (state.revision !== target) return step(retarget(o, v, state));
     // 1b. The annotation is written; now the condition (also after a crash between the two writes).
     // (A gate that was never written is closed too: every patched pod has a False gate to count from.)
     const gate = inPlaceGate(v.pod);
     if (gate?.status !== 'False') {
-      return step({ kind: 'setInPlaceReady', pod: v.ref, status: 'False', reason: REASON_DRAINING, message: `draining for update to ${target}` });
+      return step({
+        kind: 'setInPlaceReady',
+        pod: v.ref,
+        status: 'False',
+        reason: REASON_DRAINING,
+        message: `draining for update to ${target}`,
+        lastTransitionTime: gateTransitionTime('False', strategy.gracePeriodSeconds, o.nowMs),
+      });
     }
     const graceEnd = toMs(gate.lastTransitionTime) + strategy.gracePeriodSeconds * 1000;
     if (o.nowMs < graceEnd) {
@@ -69,7 +76,8 @@ export function inFlightStep(o: Observed, v: PodView, wake: Wakeups): InFlightSt
   // A new updateRevision re-targets it: a fresh update from its current state (a rollback of a stuck pod).
   if (state.revision !== target && movable) return step(retarget(o, v, state));
   // 3. Done (§4.5) -> 4. remove the state; the gate opens in the next decision.
-  if (inPlaceUpdateDone(v.pod, state, state.readiness ?? strategy.readiness)) return step(finish(o, v, state, false));
+  const done = podReadiness(v.pod, o.nowMs, strategy.readiness);
+  if (done.length > 0) return step(done[0]);
   // 5. The deadline restarts when pause was toggled since the patch (its condition flipped after
   // startedAt): that is the user's "retry". A template change re-targets (above); a scale, an HPA or
   // a promote changes nothing here, so under their churn a stuck update still reaches Failed.
@@ -87,21 +95,6 @@ export function inFlightStep(o: Observed, v: PodView, wake: Wakeups): InFlightSt
   return none;
 }
 
-/** A pod with no update in flight whose gate is not open: a new pod once running (§4.1), or step 4b. */
-export function openGate(v: PodView): Action | null {
-  if (v.terminating || v.finished || v.state !== null) return null;
-  const gate = inPlaceGate(v.pod);
-  if (gate?.status === 'True' || !isRunningAndStarted(v.pod)) return null;
-  const afterUpdate = gate?.reason === REASON_DRAINING;
-  return {
-    kind: 'setInPlaceReady',
-    pod: v.ref,
-    status: 'True',
-    reason: afterUpdate ? 'InPlaceUpdateDone' : 'PodStarted',
-    message: afterUpdate ? `update to ${v.revision} done` : 'pod running with all containers started',
-  };
-}
-
 /** A new updateRevision while the pod is on its way to another: Draining again toward it, drainStartedAt kept. */
 function retarget(o: Observed, v: PodView, state: InPlaceState): Action {
   return markDraining(v, drainingState(o, state.drainStartedAt), {
@@ -115,24 +108,6 @@ function retarget(o: Observed, v: PodView, state: InPlaceState): Action {
 function pauseToggledSince(o: Observed, since: string | undefined): boolean {
   const paused = o.neoset.status?.conditions?.find((c) => c.type === 'Paused');
   return paused !== undefined && since !== undefined && toMs(paused.lastTransitionTime) > toMs(since);
-}
-
-/**
- * durationSeconds runs from drainStartedAt: the time the pod was out of service for the update,
- * drain included — what a user of the duration histogram wants to know.
- */
-function finish(o: Observed, v: PodView, state: InPlaceState, aborted: boolean): Action {
-  const durationSeconds = Math.max(0, (o.nowMs - toMs(state.drainStartedAt)) / 1000);
-  return {
-    kind: 'finishInPlaceUpdate',
-    pod: v.ref,
-    revision: aborted ? (v.revision ?? '') : state.revision,
-    durationSeconds,
-    ...(aborted ? { aborted: true } : {}),
-    event: aborted
-      ? { type: 'Normal', reason: 'UpdateAborted', message: `pod ${v.name}: update to ${state.revision} abandoned before any change` }
-      : { type: 'Normal', reason: 'InPlaceUpdateDone', message: `pod ${v.name}: in-place update to ${state.revision} done in ${Math.round(durationSeconds)}s` },
-  };
 }
 
 /** Step 2: new images of the changed containers, the revision label, template metadata changes, state Updating. */

@@ -1,0 +1,46 @@
+// What a pod looks like once one of NeoSet's pod writes has landed — the same merge the API server
+// makes (shared/k8s/apply.ts sends these writes). The decision uses it to carry a pod through
+// consecutive steps of its update in one invocation (SPEC §2.0 "carry a pod as far as it can go"):
+// the next step is decided on the pod as the previous write leaves it, and written conditional on the
+// resourceVersion that write returned.
+import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY, LABEL_REVISION_HASH } from '../../api/names.ts';
+import type { Pod, PodCondition } from '../objects.ts';
+import type { Action } from '../plan.ts';
+
+export function afterWrite(pod: Pod, action: Action, nowMs: number): Pod {
+  const next = structuredClone(pod);
+  const annotations = (next.metadata.annotations ??= {});
+  switch (action.kind) {
+    case 'markDraining':
+    case 'restartDeadline':
+      annotations[ANNOTATION_INPLACE_STATE] = JSON.stringify(action.state);
+      return next;
+    case 'finishInPlaceUpdate':
+      delete annotations[ANNOTATION_INPLACE_STATE];
+      return next;
+    case 'patchImages':
+      for (const c of next.spec.containers) if (action.images[c.name]) c.image = action.images[c.name];
+      next.metadata.labels = merge({ ...next.metadata.labels, [LABEL_REVISION_HASH]: action.revision }, action.labels);
+      next.metadata.annotations = merge({ ...annotations, [ANNOTATION_INPLACE_STATE]: JSON.stringify(action.state) }, action.annotations);
+      return next;
+    case 'setInPlaceReady': {
+      const conditions: PodCondition[] = ((next.status ??= {}).conditions ??= []);
+      const gate: PodCondition = { type: CONDITION_INPLACE_READY, status: action.status, reason: action.reason, message: action.message, lastTransitionTime: action.lastTransitionTime };
+      const i = conditions.findIndex((c) => c.type === CONDITION_INPLACE_READY);
+      if (i >= 0) conditions[i] = gate;
+      else conditions.push(gate);
+      return next;
+    }
+    default:
+      return next;
+  }
+}
+
+function merge(base: Record<string, string>, patch: Record<string, string | null> | undefined): Record<string, string> {
+  const out = { ...base };
+  for (const [k, v] of Object.entries(patch ?? {})) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,65 @@
+// The readiness function's duties (§2.2, §4.5): is a pod's in-place update really done (step 3), and
+// may its readiness gate open (step 4, or a new pod once it runs, §4.1)? Decided from the pod alone —
+// the readiness mode the update started under is recorded in its state annotation — so the readiness
+// function needs no read of the NeoSet: the Pod in its event, every write conditional on that Pod's
+// resourceVersion (SPEC §2.0). decide() takes its in-place ends from here too: one rule, one home.
+import { hasFinished, inPlaceGate, inPlaceUpdateDone, isRunningAndStarted, isTerminating } from '../pods/conditions.ts';
+import { objectRef, podRevision } from '../pods/identity.ts';
+import type { Pod } from '../objects.ts';
+import type { Action, InPlaceState } from '../plan.ts';
+import { toMs } from '../time.ts';
+import { gateTransitionTime } from './gate-time.ts';
+import { afterWrite } from './pod-writes.ts';
+import { podInPlaceState } from './state-annotation.ts';
+
+export const REASON_DRAINING = 'InPlaceUpdateDraining';
+
+/** The readiness duties for one pod now: finish a done update (then open its gate), or open a gate. */
+export function podReadiness(pod: Pod, nowMs: number, fallbackMode: 'Probe' | 'Ready' = 'Probe'): Action[] {
+  if (isTerminating(pod) || hasFinished(pod)) return [];
+  const state = podInPlaceState(pod);
+  if (state === null) {
+    const gate = openGate(pod, nowMs);
+    return gate ? [gate] : [];
+  }
+  if (!inPlaceUpdateDone(pod, state, state.readiness ?? fallbackMode)) return [];
+  const done = finish(pod, state, nowMs, false);
+  const gate = openGate(afterWrite(pod, done, nowMs), nowMs);
+  return gate ? [done, { ...gate, pod: { ...gate.pod, chained: true } }] : [done];
+}
+
+/** A pod with no update in flight whose gate is not open: a new pod once running (§4.1), or step 4b. */
+export function openGate(pod: Pod, nowMs: number): Extract<Action, { kind: 'setInPlaceReady' }> | null {
+  if (isTerminating(pod) || hasFinished(pod) || podInPlaceState(pod) !== null) return null;
+  const gate = inPlaceGate(pod);
+  if (gate?.status === 'True' || !isRunningAndStarted(pod)) return null;
+  const afterUpdate = gate?.reason === REASON_DRAINING;
+  return {
+    kind: 'setInPlaceReady',
+    pod: objectRef(pod.metadata),
+    status: 'True',
+    reason: afterUpdate ? 'InPlaceUpdateDone' : 'PodStarted',
+    message: afterUpdate ? `update to ${podRevision(pod)} done` : 'pod running with all containers started',
+    lastTransitionTime: gateTransitionTime('True', 0, nowMs),
+  };
+}
+
+/**
+ * Step 4 (or the end of an abandoned drain): the state annotation goes. durationSeconds runs from
+ * drainStartedAt: the time the pod was out of service for the update, drain included — what a user of
+ * the duration histogram wants to know.
+ */
+export function finish(pod: Pod, state: InPlaceState, nowMs: number, aborted: boolean): Action {
+  const name = pod.metadata.name;
+  const durationSeconds = Math.max(0, (nowMs - toMs(state.drainStartedAt)) / 1000);
+  return {
+    kind: 'finishInPlaceUpdate',
+    pod: objectRef(pod.metadata),
+    revision: aborted ? (podRevision(pod) ?? '') : state.revision,
+    durationSeconds,
+    ...(aborted ? { aborted: true } : {}),
+    event: aborted
+      ? { type: 'Normal', reason: 'UpdateAborted', message: `pod ${name}: update to ${state.revision} abandoned before any change` }
+      : { type: 'Normal', reason: 'InPlaceUpdateDone', message: `pod ${name}: in-place update to ${state.revision} done in ${Math.round(durationSeconds)}s` },
+  };
+}
