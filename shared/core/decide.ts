@@ -85,9 +85,10 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
     events.push({ kind: 'recordEvent', key: `inplaceonly-blocked/${o.update.name}`, event: { type: 'Warning', reason: 'InPlaceOnlyBlocked', message } });
   }
   const starts = startUpdates(o, failure !== null, (v) => !touched.has(v.name));
+  const byName = new Map(o.pods.map((v) => [v.name, v]));
   for (const a of starts.actions) {
     if (a.kind !== 'markDraining') continue;
-    actions.push(...carry(o, o.pods.find((v) => v.name === a.pod.name)!, a, wake, duties));
+    actions.push(...carry(o, byName.get(a.pod.name)!, a, wake, duties));
     touched.add(a.pod.name);
   }
   actions.push(...releases(o, touched));

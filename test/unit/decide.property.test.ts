@@ -7,6 +7,7 @@ import { ANNOTATION_INPLACE_STATE, LABEL_REVISION_HASH } from '../../shared/api/
 import { decide } from '../../shared/core/decide.ts';
 import { checkInvariants } from '../oracle/index.ts';
 import type { Observation } from '../oracle/index.ts';
+import { describePods } from './helpers.ts';
 import { BAD_IMAGE_MARK, World, type WorldObservation } from './world.ts';
 
 const ordinal = fc.nat(7);
@@ -134,15 +135,6 @@ function assertInvariants(w: World, previous: Observation, current: Observation,
   }
 }
 
-export function describePods(w: World): string {
-  return [...w.pods.values()]
-    .map((p) => {
-      const c = (t: string) => p.status?.conditions?.find((x) => x.type === t)?.status?.[0] ?? '-';
-      const state = p.metadata.annotations?.[ANNOTATION_INPLACE_STATE];
-      return `${p.metadata.name}[${p.metadata.labels?.[LABEL_REVISION_HASH]} ${p.spec.containers[0].image} ${p.status?.phase} R${c('Ready')} G${c('InPlaceUpdateReady')}${p.metadata.deletionTimestamp ? ' terminating' : ''}${state ? ` ${JSON.parse(state).phase}->${JSON.parse(state).revision}` : ''}]`;
-    })
-    .join(' ');
-}
 
 /**
  * The user's last word: a healthy image, no partition, no pause, a strategy that moves pods. When

@@ -13,12 +13,12 @@
 // this test is about. Everything else a user or the clock does may happen between any two requests.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ANNOTATION_INPLACE_STATE, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 import { decide } from '../../shared/core/decide.ts';
 import { applyPlan } from '../../shared/k8s/apply.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { readSnapshot } from '../../shared/k8s/snapshot-reader.ts';
 import { checkInvariants, type Observation } from '../oracle/index.ts';
+import { describePods } from './helpers.ts';
 import { NAMESPACE, World } from './world.ts';
 
 const NEOSET_GET = /\/neosets\/[^/]+$/;
@@ -139,15 +139,6 @@ async function step(w: World, deciders: Decider[], c: Command): Promise<void> {
   }
 }
 
-function describePods(w: World): string {
-  return [...w.pods.values()]
-    .map((p) => {
-      const c = (t: string) => p.status?.conditions?.find((x) => x.type === t)?.status?.[0] ?? '-';
-      const state = p.metadata.annotations?.[ANNOTATION_INPLACE_STATE];
-      return `${p.metadata.name}[${p.metadata.labels?.[LABEL_REVISION_HASH]} ${p.spec.containers[0].image} R${c('Ready')} G${c('InPlaceUpdateReady')}${state ? ` ${JSON.parse(state).phase}` : ''}]`;
-    })
-    .join(' ');
-}
 
 export async function decidersRace(s: Setup, commands: Command[]): Promise<void> {
   const w = await build(s);

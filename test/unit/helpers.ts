@@ -1,3 +1,4 @@
+import { ANNOTATION_INPLACE_STATE, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 // Small helpers for the example tests: read a plan as `kind:pod` strings, build settled worlds.
 import type { NeoSetSpecInput } from '../../shared/api/neoset.ts';
 import { decide } from '../../shared/core/decide.ts';
@@ -64,4 +65,15 @@ export function imagesOfPods(w: World): (string | undefined)[] {
 
 export function uids(w: World): string[] {
   return [...w.pods.values()].map((p) => p.metadata.uid!).sort();
+}
+
+/** One line per pod for a failure report: name[revision image Ready gate in-place phase]. */
+export function describePods(w: World): string {
+  return [...w.pods.values()]
+    .map((p) => {
+      const c = (t: string) => p.status?.conditions?.find((x) => x.type === t)?.status?.[0] ?? '-';
+      const state = p.metadata.annotations?.[ANNOTATION_INPLACE_STATE];
+      return `${p.metadata.name}[${p.metadata.labels?.[LABEL_REVISION_HASH]} ${p.spec.containers[0].image} ${p.status?.phase} R${c('Ready')} G${c('InPlaceUpdateReady')}${p.metadata.deletionTimestamp ? ' terminating' : ''}${state ? ` ${JSON.parse(state).phase}->${JSON.parse(state).revision}` : ''}]`;
+    })
+    .join(' ');
 }

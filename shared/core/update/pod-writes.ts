@@ -8,8 +8,9 @@ import type { Pod, PodCondition } from '../objects.ts';
 import type { Action } from '../plan.ts';
 
 export function afterWrite(pod: Pod, action: Action, nowMs: number): Pod {
-  const next = structuredClone(pod);
-  const annotations = (next.metadata.annotations ??= {});
+  // Copies of what the write changes only: the decision runs for every pod of a large NeoSet.
+  const annotations = { ...pod.metadata.annotations };
+  const next: Pod = { ...pod, metadata: { ...pod.metadata, annotations } };
   switch (action.kind) {
     case 'markDraining':
     case 'restartDeadline':
@@ -19,16 +20,14 @@ export function afterWrite(pod: Pod, action: Action, nowMs: number): Pod {
       delete annotations[ANNOTATION_INPLACE_STATE];
       return next;
     case 'patchImages':
-      for (const c of next.spec.containers) if (action.images[c.name]) c.image = action.images[c.name];
-      next.metadata.labels = merge({ ...next.metadata.labels, [LABEL_REVISION_HASH]: action.revision }, action.labels);
+      next.spec = { ...pod.spec, containers: pod.spec.containers.map((c) => (action.images[c.name] ? { ...c, image: action.images[c.name] } : c)) };
+      next.metadata.labels = merge({ ...pod.metadata.labels, [LABEL_REVISION_HASH]: action.revision }, action.labels);
       next.metadata.annotations = merge({ ...annotations, [ANNOTATION_INPLACE_STATE]: JSON.stringify(action.state) }, action.annotations);
       return next;
     case 'setInPlaceReady': {
-      const conditions: PodCondition[] = ((next.status ??= {}).conditions ??= []);
       const gate: PodCondition = { type: CONDITION_INPLACE_READY, status: action.status, reason: action.reason, message: action.message, lastTransitionTime: action.lastTransitionTime };
-      const i = conditions.findIndex((c) => c.type === CONDITION_INPLACE_READY);
-      if (i >= 0) conditions[i] = gate;
-      else conditions.push(gate);
+      const others = (pod.status?.conditions ?? []).filter((c) => c.type !== CONDITION_INPLACE_READY);
+      next.status = { ...pod.status, conditions: [...others, gate] };
       return next;
     }
     default:
