@@ -5,7 +5,7 @@
 // Everything it needs to resume is in the pods themselves (SPEC §7).
 
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod, type V1PodStatus } from '@kubernetes/client-node';
-import { describeError, statusCode } from './api-errors.ts';
+import { statusCode } from './api-errors.ts';
 import { newContainerID } from './image.ts';
 import { registerNode } from './node.ts';
 import { createPodIPs } from './pod-ips.ts';

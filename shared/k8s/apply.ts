@@ -1,22 +1,11 @@
 // Turns a Plan into API writes (STYLE §2: one switch). Every write is conditional on the
 // resourceVersion (or uid) the action was computed from. A plan that claims (§2.0) writes the status
 // first — after only the releases of claims it does not act on — conditional on the NeoSet's
-// resourceVersion; then the actions in order. The first lost race
-// (409) ends the application — the winner's write produces a new event, and the next decide() starts
-// from it. Any other refusal is made visible (§4.6): a Warning Event with the API server's message
-// and the ReplicaFailure condition, cleared again by the next plan that goes through.
-import { createHash } from 'node:crypto';
-import {
-  ANNOTATION_CLAIM_RELEASED,
-  ANNOTATION_INPLACE_STATE,
-  API_VERSION,
-  CONDITION_INPLACE_READY,
-  KIND,
-  LABEL_NEOSET_NAME,
-  LABEL_REVISION_HASH,
-} from '../api/names.ts';
-import type { Condition, NeoSet, NeoSetStatus } from '../api/neoset.ts';
-import { CONDITION_REPLICA_FAILURE } from '../core/status/conditions.ts';
+// resourceVersion; then the actions in order. The first lost race (409) ends the application — the
+// winner's write produces a new event, and the next decide() starts from it. Any other refusal is
+// made visible (failures.ts). Events: events.ts.
+import { ANNOTATION_CLAIM_RELEASED, ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../api/names.ts';
+import type { NeoSet, NeoSetStatus } from '../api/neoset.ts';
 import { sameJson } from '../core/json.ts';
 import type { ControllerRevision, ObjectMeta, PersistentVolumeClaim, Pod } from '../core/objects.ts';
 import { controlOf } from '../core/observed.ts';
@@ -25,6 +14,11 @@ import type { Snapshot } from '../core/snapshot.ts';
 import { rfc3339 } from '../core/time.ts';
 import { inPlaceUpdateDuration } from '../metrics/registry.ts';
 import { ApiError, type KubeClient } from './client.ts';
+import { recordEvent } from './events.ts';
+import { reportFailure, withoutFailure } from './failures.ts';
+import { ownerOf, type Owner } from './owner.ts';
+
+export type { Owner } from './owner.ts';
 import { paths } from './paths.ts';
 
 export interface ApplyResult {
@@ -108,7 +102,7 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
     }
     if (err.isTransient) throw Object.assign(err, { written });
     // Best effort: the refusal is in the log line even when the report cannot be written.
-    await reportFailure(snapshot, failing, err, { event, now, current, writeStatus }).catch(() => undefined);
+    await reportFailure(neoset, failing, err, { event, now, current, writeStatus }).catch(() => undefined);
     return { outcome: 'failed', written, statusWritten, error: err };
   }
 }
@@ -139,77 +133,6 @@ export async function applyPodWrites(client: KubeClient, owner: Owner, actions: 
 export function writtenBefore(err: unknown): string[] {
   return (err as { written?: string[] }).written ?? [];
 }
-
-function withoutFailure(status: NeoSetStatus): NeoSetStatus {
-  if (!status.conditions?.some((c) => c.type === CONDITION_REPLICA_FAILURE)) return status;
-  return { ...status, conditions: status.conditions.filter((c) => c.type !== CONDITION_REPLICA_FAILURE) };
-}
-
-/** FailedCreate / FailedDelete / FailedUpdate: the Warning Event and the ReplicaFailure condition (§4.6). */
-async function reportFailure(
-  snapshot: Snapshot,
-  action: Action | undefined,
-  err: ApiError,
-  ctx: {
-    event: (key: string, spec: EventSpec) => Promise<void>;
-    now: () => Date;
-    current: NeoSetStatus;
-    writeStatus: (s: NeoSetStatus, what: string) => Promise<void>;
-  },
-): Promise<void> {
-  const reason = action?.kind.startsWith('create') ? 'FailedCreate' : action?.kind.startsWith('delete') ? 'FailedDelete' : 'FailedUpdate';
-  const message = `${action ? describe(action) : 'write'}: ${err.status} ${err.reason}: ${err.message.replace(/^[A-Z]+ \S+: \d+ \w+: /, '')}`;
-  await ctx.event(`${reason}/${action ? describe(action) : ''}/${message}`, { type: 'Warning', reason, message });
-  const condition: Condition = {
-    type: CONDITION_REPLICA_FAILURE,
-    status: 'True',
-    reason,
-    message,
-    lastTransitionTime: rfc3339(ctx.now().getTime()),
-    observedGeneration: snapshot.neoset.metadata.generation ?? 0,
-  };
-  const previous = ctx.current.conditions?.find((c) => c.type === CONDITION_REPLICA_FAILURE);
-  if (previous && previous.reason === reason && previous.message === message) return; // said already: no write, no event loop
-  const conditions = [...(ctx.current.conditions ?? []).filter((c) => c.type !== CONDITION_REPLICA_FAILURE), condition];
-  await ctx.writeStatus({ ...ctx.current, conditions }, 'failure');
-}
-
-function describe(action: Action): string {
-  switch (action.kind) {
-    case 'createPod':
-      return `create Pod ${action.pod.metadata.name}`;
-    case 'createPVC':
-      return `create Claim ${action.pvc.metadata.name}`;
-    case 'createRevision':
-      return `create ControllerRevision ${action.revision.metadata.name}`;
-    case 'recordEvent':
-      return 'record Event';
-    case 'adoptPod':
-    case 'adoptRevision':
-      return `${action.kind} ${action.object.name}`;
-    case 'deleteRevision':
-      return `delete ControllerRevision ${action.revision.name}`;
-    case 'renumberRevision':
-      return `renumber ControllerRevision ${action.revision.name}`;
-    case 'setPVCOwners':
-      return `set owners of Claim ${action.pvc.name}`;
-    default:
-      return `${action.kind} ${action.pod.name}`;
-  }
-}
-
-/** The NeoSet the writes are for: Events are recorded on it, metrics labelled with it. */
-export interface Owner {
-  name: string;
-  namespace: string;
-  uid: string;
-}
-
-const ownerOf = (neoset: { metadata: ObjectMeta }): Owner => ({
-  name: neoset.metadata.name,
-  namespace: neoset.metadata.namespace ?? 'default',
-  uid: neoset.metadata.uid ?? '',
-});
 
 interface Ctx {
   event: (key: string, spec: EventSpec) => Promise<void>;
@@ -378,35 +301,3 @@ async function createOrAdopt(client: KubeClient, ctx: Ctx, collection: string, p
   }
 }
 
-/**
- * Records a core/v1 Event on the NeoSet (so `kubectl describe neo` tells the story). The name is
- * derived from `key`, so a replayed action or a second instance records it at most once.
- */
-async function recordEvent(client: KubeClient, owner: Owner, key: string, spec: EventSpec, now: Date, instance = 'neoset'): Promise<void> {
-  const ns = owner.namespace;
-  const digest = createHash('sha256').update(`${owner.uid}/${key}`).digest('hex').slice(0, 16);
-  const time = rfc3339(now.getTime());
-  try {
-    await client.request('POST', paths.events(ns), {
-      body: {
-        apiVersion: 'v1',
-        kind: 'Event',
-        metadata: { name: `${owner.name}.${digest}`, namespace: ns },
-        involvedObject: { apiVersion: API_VERSION, kind: KIND, name: owner.name, namespace: ns, uid: owner.uid },
-        type: spec.type,
-        reason: spec.reason,
-        message: spec.message,
-        source: { component: 'neoset' },
-        reportingComponent: 'neo.io/neoset',
-        reportingInstance: instance,
-        firstTimestamp: time,
-        lastTimestamp: time,
-        count: 1,
-      },
-    });
-  } catch (err) {
-    // Already recorded (a replay) — or Events are best effort: never let one fail the reconcile.
-    if (err instanceof ApiError && (err.isConflict || !err.isTransient)) return;
-    throw err;
-  }
-}

@@ -16,7 +16,6 @@ import { CASE_ENV, DEFAULT_UPDATE_STRATEGY, INVALID_CASES, validNeoSet } from '.
 
 const SERVER_ENTRY = new URL('../../functions/admission/server.ts', import.meta.url).pathname;
 const VALIDATE = 'validate.neosets.neo.io';
-const MUTATE = 'mutate.neosets.neo.io';
 
 let ns: TestNamespace;
 let dir: string;

@@ -15,7 +15,7 @@ import { readNeoSet } from '../../bin/neoset/neosets.ts';
 import { LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 import { launchChromium } from '../browser/chromium.ts';
 import { kubeconfigPath, run } from '../cluster/harness.ts';
-import { identities, imageOf, patchNeoSet, settledOn, untilStatus } from '../e2e/helpers.ts';
+import { identities, imageOf, settledOn, untilStatus } from '../e2e/helpers.ts';
 import { startStack, type Stack } from '../e2e/stack.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');

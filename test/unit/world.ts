@@ -3,7 +3,7 @@
 // semantics, so every write is conditional exactly as on a cluster), a simulated kubelet (pods
 // start, become ready, restart containers on an image patch, crashloop on a bad image, fail), the
 // garbage collector, user edits, and a clock. One applier: what runs here is what runs in the functions.
-import { ANNOTATION_INPLACE_STATE, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
+import { ANNOTATION_INPLACE_STATE, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 import { NeoSet, type NeoSetSpecInput } from '../../shared/api/neoset.ts';
 import { decide, type Duties } from '../../shared/core/decide.ts';
 import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../../shared/core/objects.ts';
