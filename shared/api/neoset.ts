@@ -218,6 +218,7 @@ export const NeoSetStatus = z
           pod: z.string().describe('The pod name.'),
           uid: z.string().describe('The pod uid.'),
           resourceVersion: z.string().describe('The pod resourceVersion the claimed write is conditional on.'),
+          revision: z.string().optional().describe('The revision the claimed update moves the pod to.'),
         }),
       )
       .optional()

@@ -72,8 +72,12 @@ export interface Starts {
 export function startUpdates(o: Observed, failed: boolean, free: (v: PodView) => boolean): Starts {
   const strategy = o.neoset.spec.updateStrategy;
   if (strategy.pause || strategy.type === 'OnDelete') return { actions: [], claims: [] };
+  // A pod another decision claimed toward another revision (the template changed since) is not taken
+  // over: that decision's write may still land, toward its revision. It is released (decide.ts
+  // releases()) and claimed afresh by a later decision.
+  const claimedElsewhere = new Set(o.claims.filter((c) => c.revision !== undefined && c.revision !== o.update.name).map((c) => c.pod));
   const candidates = o.pods
-    .filter((v) => !v.orphan && !v.terminating && !v.finished && v.state === null && free(v) && canMove(o, v))
+    .filter((v) => !v.orphan && !v.terminating && !v.finished && v.state === null && free(v) && canMove(o, v) && !claimedElsewhere.has(v.name))
     .sort((a, b) => b.ordinal - a.ordinal);
   const started: { view: PodView; rescue: boolean }[] = candidates.filter((v) => isRescue(o, v)).map((view) => ({ view, rescue: true }));
   if (!failed) {
@@ -89,7 +93,7 @@ export function startUpdates(o: Observed, failed: boolean, free: (v: PodView) =>
   }
   return {
     actions: started.map(({ view, rescue }) => startUpdate(o, view, rescue)),
-    claims: started.map(({ view }) => ({ pod: view.name, uid: view.ref.uid, resourceVersion: view.ref.resourceVersion })),
+    claims: started.map(({ view }) => ({ pod: view.name, uid: view.ref.uid, resourceVersion: view.ref.resourceVersion, revision: o.update.name })),
   };
 }
 
