@@ -14,7 +14,7 @@ import type { Snapshot } from '../core/snapshot.ts';
 import { rfc3339 } from '../core/time.ts';
 import { inPlaceUpdateDuration } from '../metrics/registry.ts';
 import { ApiError, type KubeClient } from './client.ts';
-import { recordEvent } from './events.ts';
+import { eventBatch, recordEvent } from './events.ts';
 import { reportFailure, withoutFailure } from './failures.ts';
 import { ownerOf, type Owner } from './owner.ts';
 
@@ -54,7 +54,8 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
   const written: string[] = [];
   const owner = ownerOf(neoset);
   const event = async (key: string, spec: EventSpec) => recordEvent(client, owner, key, spec, now(), opts.instance);
-  const ctx = newCtx(event, now, owner, neoset);
+  const events = eventBatch(client, owner, now, opts.instance);
+  const ctx = newCtx(events.add, now, owner, neoset);
   let resourceVersion = neoset.metadata.resourceVersion;
   const writeStatus = async (status: NeoSetStatus, what: string) => {
     const r = await client.request<{ metadata?: ObjectMeta }>('PUT', paths.neosetStatus(ns, neoset.metadata.name), {
@@ -92,8 +93,10 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
       await writeStatus(cleared, 'status');
       statusWritten = true;
     }
+    await events.flush();
     return { outcome: 'applied', written, statusWritten };
   } catch (err) {
+    await events.flush(); // the Events of the writes that were made
     if (!(err instanceof ApiError)) throw err;
     if (!(err instanceof NameTakenError) && (err.isConflict || (err.isNotFound && err.verb !== 'GET'))) {
       // 409: lost a race. 404 on a write: the object was deleted under us. Either way the snapshot
@@ -115,15 +118,18 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
  */
 export async function applyPodWrites(client: KubeClient, owner: Owner, actions: Action[], opts: ApplyOptions = {}): Promise<ApplyResult> {
   const now = opts.now ?? (() => new Date());
-  const ctx = newCtx((key, spec) => recordEvent(client, owner, key, spec, now(), opts.instance), now, owner, null);
+  const events = eventBatch(client, owner, now, opts.instance);
+  const ctx = newCtx(events.add, now, owner, null);
   const written: string[] = [];
   try {
     for (const action of actions) {
       await applyAction(client, owner.namespace, action, ctx);
       if (action.kind !== 'recordEvent') written.push(action.kind);
     }
+    await events.flush();
     return { outcome: 'applied', written, statusWritten: false };
   } catch (err) {
+    await events.flush();
     if (err instanceof ApiError && (err.isConflict || (err.isNotFound && err.verb !== 'GET'))) return { outcome: 'conflict', written, statusWritten: false };
     throw Object.assign(err as Error, { written });
   }

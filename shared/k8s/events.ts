@@ -39,3 +39,38 @@ export async function recordEvent(client: KubeClient, owner: Owner, key: string,
     throw err;
   }
 }
+
+/** Most messages one aggregated Event carries; the rest are counted. */
+const MAX_IN_ONE = 10;
+
+/**
+ * The Events of one plan, recorded once the plan's writes are done, one per reason (SPEC §2.0: a
+ * series per reason, not one Event per pod action): a batch of k pods starting costs one Event, not k.
+ * Each aggregated Event's name comes from its members' keys, so a replayed plan records it at most once.
+ */
+export function eventBatch(client: KubeClient, owner: Owner, now: () => Date, instance?: string) {
+  const pending: { key: string; spec: EventSpec }[] = [];
+  return {
+    add: async (key: string, spec: EventSpec): Promise<void> => {
+      pending.push({ key, spec });
+    },
+    /** Best effort, like every Event: a failure to record one never fails the reconcile. */
+    flush: async (): Promise<void> => {
+      const groups = new Map<string, { key: string; spec: EventSpec }[]>();
+      for (const e of pending.splice(0)) {
+        const id = `${e.spec.type}/${e.spec.reason}`;
+        groups.set(id, [...(groups.get(id) ?? []), e]);
+      }
+      await Promise.all(
+        [...groups.values()].map((members) => {
+          const [{ spec }] = members;
+          const shown = members.slice(0, MAX_IN_ONE).map((m) => m.spec.message);
+          const more = members.length > MAX_IN_ONE ? `; and ${members.length - MAX_IN_ONE} more` : '';
+          const message = members.length === 1 ? spec.message : `${shown.join('; ')}${more}`;
+          return recordEvent(client, owner, members.map((m) => m.key).join('|'), { ...spec, message }, now(), instance).catch(() => undefined);
+        }),
+      );
+    },
+  };
+}
+

@@ -96,7 +96,7 @@ describe('in-place update of one pod', () => {
 
   it('the gate: a crash between markDraining and the condition write is finished by the next decision', async () => {
     const { w } = await oneReplicaUpdating();
-    await w.reconcile({ crashAfter: 4 }); // claim, createRevision, its Event, markDraining
+    await w.reconcile({ crashAfter: 3 }); // claim, createRevision, markDraining (Events go last)
     expect(state(w, 0)?.phase).toBe('Draining');
     expect(gate(w, 0)?.status).toBe('True');
     expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'False' });
@@ -106,7 +106,7 @@ describe('in-place update of one pod', () => {
     const { w } = await oneReplicaUpdating();
     await w.reconcile(); // drain, gate False, patch: one invocation (no grace period)
     w.kubeletSettle(2);
-    await w.reconcile({ crashAfter: 2 }); // finish and its Event; the chained gate write never lands
+    await w.reconcile({ crashAfter: 1 }); // finish; the chained gate write never lands
     expect(state(w, 0)).toBeNull();
     expect(gate(w, 0)?.status).toBe('False');
     expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'True' });
