@@ -76,13 +76,27 @@ function watchObject(stack: DevStack, path: string, name: string, done: (obj: an
 }
 
 /** API requests reconcile and readiness counted themselves so far: a cross-check of the FlowSchema count. */
-async function selfCounted(stack: DevStack): Promise<number> {
-  let sum = 0;
-  for (const fn of [stack.functions.reconcile, stack.functions.readiness]) {
+async function selfCounted(stack: DevStack): Promise<Map<string, number>> {
+  const series = new Map<string, number>();
+  for (const [name, fn] of [['reconcile', stack.functions.reconcile], ['readiness', stack.functions.readiness]] as const) {
     const text = await (await fetch(`${fn.url}/metrics`)).text();
-    for (const line of text.split('\n')) if (line.startsWith('neoset_api_requests_total{')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    for (const line of text.split('\n')) {
+      if (line.startsWith('neoset_api_requests_total{')) series.set(`${name} ${line.slice(0, line.lastIndexOf(' '))}`, Number(line.slice(line.lastIndexOf(' ') + 1)));
+    }
   }
-  return sum;
+  return series;
+}
+
+/** Per function, verb and resource: what the counters grew by (BENCH_BREAKDOWN=1 prints it). */
+function countedDelta(before: Map<string, number>, after: Map<string, number>): { sum: number; lines: string[] } {
+  let sum = 0;
+  const lines: string[] = [];
+  for (const [series, value] of after) {
+    const delta = value - (before.get(series) ?? 0);
+    sum += delta;
+    if (delta > 0) lines.push(`  ${delta}\t${series.replace('neoset_api_requests_total', '')}`);
+  }
+  return { sum, lines: lines.sort((a, b) => Number(b.split('\t')[0]) - Number(a.split('\t')[0])) };
 }
 
 async function physicalLimit(stack: DevStack, admin: KubeClient, n: number, run: number): Promise<number> {
@@ -152,7 +166,9 @@ async function rollout(stack: DevStack, admin: KubeClient, w: Workload, n: numbe
     pods.stop();
     object.stop();
     const step = stepLatency(pods.writes(), pods.readies(), K);
-    return { wallMs, step, own: requestsOf(w.own, before, after), all: allRequests(before, after), selfCounted: w.writer === 'neoset' ? selfAfter - selfBefore : undefined };
+    const counted = countedDelta(selfBefore, selfAfter);
+    if (process.env.BENCH_BREAKDOWN && w.writer === 'neoset') say(`requests reconcile and readiness counted, by verb and resource:\n${counted.lines.join('\n')}`);
+    return { wallMs, step, own: requestsOf(w.own, before, after), all: allRequests(before, after), selfCounted: w.writer === 'neoset' ? counted.sum : undefined };
   } finally {
     await deleteNamespace(admin, w.ns);
   }

@@ -122,7 +122,7 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
  * same plan while nothing needs waiting for (a grace period, the kubelet, the budget) — each decided
  * on the pod as the previous write leaves it (pod-writes.ts), each written conditional on the
  * resourceVersion the previous write returned. A drain with no grace period is one invocation:
- * state annotation, gate False, image patch; a done update: finish, then the gate opens.
+ * state annotation with gate False (one write), then the image patch.
  */
 function carry(o: Observed, v: PodView, first: Action, wake: Wakeups, duties: Duties): Action[] {
   const chain = [first];
@@ -132,7 +132,9 @@ function carry(o: Observed, v: PodView, first: Action, wake: Wakeups, duties: Du
     pod = afterWrite(pod, last, o.nowMs);
     const next = nextStep(o, { ...v, pod, state: podInPlaceState(pod), revision: podRevision(pod) }, wake);
     if (!next || (duties === 'reconcile' && isReadinessDuty(next))) break;
-    chain.push({ ...next, pod: { ...next.pod, chained: true } } as Action);
+    // One Event per pod update start: a patch chained on the drain that started it adds none.
+    const quiet = next.kind === 'patchImages' && first.kind === 'markDraining' ? { event: undefined } : {};
+    chain.push({ ...next, ...quiet, pod: { ...next.pod, chained: true } } as Action);
     last = next;
   }
   return chain;

@@ -35,6 +35,15 @@ export interface InPlaceState {
   previousContainerIDs?: Record<string, string>;
 }
 
+/** The pod condition InPlaceUpdateReady as a decision writes it (pods/status; SPEC §4.4). */
+export interface Gate {
+  status: 'True' | 'False';
+  reason: string;
+  message: string;
+  /** The condition's lastTransitionTime, stamped by the decision (gate-time.ts). */
+  lastTransitionTime: string;
+}
+
 /** A Kubernetes Event to record for an action. */
 export interface EventSpec {
   type: 'Normal' | 'Warning';
@@ -54,18 +63,13 @@ export type Action =
   | { kind: 'setPVCOwners'; pvc: ObjectRef; ownerReferences: OwnerReference[] }
   | { kind: 'createPod'; pod: Pod; event: EventSpec }
   | { kind: 'deletePod'; pod: ObjectRef; event: EventSpec }
-  /** In-place step 1a: write the state annotation (phase Draining) — the memory comes first. */
-  | { kind: 'markDraining'; pod: ObjectRef; state: InPlaceState; event: EventSpec }
-  /** Set the InPlaceUpdateReady condition through pods/status (step 1b False, step 4 True, and True on a new pod). */
-  | {
-      kind: 'setInPlaceReady';
-      pod: ObjectRef;
-      status: 'True' | 'False';
-      reason: string;
-      message: string;
-      /** The condition's lastTransitionTime, stamped by the decision (gate-time.ts). */
-      lastTransitionTime: string;
-    }
+  /**
+   * In-place step 1, one write through pods/status: the state annotation (phase Draining) and the
+   * gate False together — the memory and the drain land at once (SPEC §4.4).
+   */
+  | { kind: 'markDraining'; pod: ObjectRef; state: InPlaceState; gate: Gate; event: EventSpec }
+  /** Set the InPlaceUpdateReady condition through pods/status (True on a new pod; a gate a drain lost). */
+  | ({ kind: 'setInPlaceReady'; pod: ObjectRef } & Gate)
   /** In-place step 2: one patch — new images, controller-revision-hash label, state annotation (phase Updating). */
   | {
       kind: 'patchImages';
@@ -73,19 +77,26 @@ export type Action =
       images: Record<string, string>;
       revision: string;
       state: InPlaceState;
-      event: EventSpec;
+      /** Absent when the same plan started the pod's update: its UpdateStarted Event tells it. */
+      event?: EventSpec;
       /** Template label changes carried in place (merge-patch: null removes). Absent when none. */
       labels?: Record<string, string | null>;
       /** Template annotation changes carried in place (merge-patch: null removes). Absent when none. */
       annotations?: Record<string, string | null>;
     }
-  /** In-place step 4: remove the state annotation; the update took durationSeconds (observed once, by the writer). */
+  /**
+   * In-place step 4: remove the state annotation — with the gate opened in the same pods/status write
+   * when the pod runs; the update took durationSeconds (observed once, by the writer). A done update
+   * records no Event (the gate's message says it, per pod; SPEC §2.0: Events per plan, not per pod).
+   */
   | {
       kind: 'finishInPlaceUpdate';
       pod: ObjectRef;
       revision: string;
       durationSeconds: number;
-      event: EventSpec;
+      /** The gate opened by the same write; absent when the pod does not run yet (it opens later). */
+      gate?: Gate;
+      event?: EventSpec;
       /** True when the update was abandoned before the image patch (no duration to observe). */
       aborted?: boolean;
     }

@@ -4,7 +4,7 @@
 // resourceVersion; then the actions in order. The first lost race (409) ends the application — the
 // winner's write produces a new event, and the next decide() starts from it. Any other refusal is
 // made visible (failures.ts). Events: events.ts.
-import { ANNOTATION_CLAIM_RELEASED, ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../api/names.ts';
+import { ANNOTATION_CLAIM_RELEASED, ANNOTATION_INPLACE_STATE, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../api/names.ts';
 import type { NeoSet, NeoSetStatus } from '../api/neoset.ts';
 import { sameJson } from '../core/json.ts';
 import type { ControllerRevision, ObjectMeta, PersistentVolumeClaim, Pod } from '../core/objects.ts';
@@ -12,6 +12,7 @@ import { controlOf } from '../core/observed.ts';
 import type { Action, EventSpec, ObjectRef, Plan } from '../core/plan.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import { rfc3339 } from '../core/time.ts';
+import { gateCondition } from '../core/update/pod-writes.ts';
 import { inPlaceUpdateDuration } from '../metrics/registry.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { eventBatch, recordEvent } from './events.ts';
@@ -227,7 +228,13 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
       return ctx.event(keyOf(action.kind, r), action.event);
     }
     case 'markDraining': {
-      const r = await patchPod(action.pod, { metadata: { annotations: { [ANNOTATION_INPLACE_STATE]: JSON.stringify(action.state) } } });
+      // One pods/status write (metadata may change there, spec may not): state and gate False at once.
+      const r = await patchPod(
+        action.pod,
+        { metadata: { annotations: { [ANNOTATION_INPLACE_STATE]: JSON.stringify(action.state) } }, status: { conditions: [gateCondition(action.gate)] } },
+        'strategic',
+        paths.podStatus(ns, action.pod.name),
+      );
       return ctx.event(keyOf(action.kind, r), action.event);
     }
     case 'restartDeadline': {
@@ -237,12 +244,10 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
     case 'releaseClaim':
       await patchPod(action.pod, { metadata: { annotations: { [ANNOTATION_CLAIM_RELEASED]: rfc3339(ctx.now().getTime()) } } });
       return;
-    case 'setInPlaceReady': {
+    case 'setInPlaceReady':
       // pods/status with a strategic merge patch: conditions merge by type (SPEC §8).
-      const condition = { type: CONDITION_INPLACE_READY, status: action.status, reason: action.reason, message: action.message, lastTransitionTime: action.lastTransitionTime };
-      await patchPod(action.pod, { status: { conditions: [condition] } }, 'strategic', paths.podStatus(ns, action.pod.name));
+      await patchPod(action.pod, { status: { conditions: [gateCondition(action)] } }, 'strategic', paths.podStatus(ns, action.pod.name));
       return;
-    }
     case 'patchImages': {
       const r = await patchPod(
         action.pod,
@@ -256,14 +261,17 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
         },
         'strategic',
       );
-      return ctx.event(keyOf(action.kind, r), action.event);
+      return action.event ? ctx.event(keyOf(action.kind, r), action.event) : undefined;
     }
     case 'finishInPlaceUpdate': {
-      const r = await patchPod(action.pod, { metadata: { annotations: { [ANNOTATION_INPLACE_STATE]: null } } });
+      const annotations = { [ANNOTATION_INPLACE_STATE]: null };
+      const r = action.gate
+        ? await patchPod(action.pod, { metadata: { annotations }, status: { conditions: [gateCondition(action.gate)] } }, 'strategic', paths.podStatus(ns, action.pod.name))
+        : await patchPod(action.pod, { metadata: { annotations } });
       // Observed by the one writer whose conditional write succeeded: once per update.
       // An aborted drain changed no image: it is not an update duration.
       if (!action.aborted) inPlaceUpdateDuration.observe({ namespace: ns, neoset: ctx.owner.name }, action.durationSeconds);
-      return ctx.event(keyOf(action.kind, r), action.event);
+      return action.event ? ctx.event(keyOf(action.kind, r), action.event) : undefined;
     }
     case 'recordEvent':
       return ctx.event(action.key, action.event);

@@ -1,7 +1,7 @@
 // One pod's in-place update (SPEC §4.4 steps 1-5, §4.5), one write per decision.
 import { describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY } from '../../shared/api/names.ts';
-import { podReadiness } from '../../shared/core/update/readiness.ts';
+import { finish, podReadiness } from '../../shared/core/update/readiness.ts';
 import { parseInPlaceState } from '../../shared/core/update/state-annotation.ts';
 import type { Action, InPlaceState } from '../../shared/core/plan.ts';
 import { chain, plan, settled, steps } from './helpers.ts';
@@ -26,7 +26,7 @@ function only(w: World): Action {
 }
 
 describe('in-place update of one pod', () => {
-  it('walks Draining -> gate False -> grace -> patchImages -> done -> finish -> gate True, one write per decision', async () => {
+  it('walks Draining + gate False -> grace -> patchImages -> done -> finish + gate True, one write per step', async () => {
     const { w, v1 } = await oneReplicaUpdating({ updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: 10 } } });
     const start = w.now;
     const r1 = await w.reconcile();
@@ -37,9 +37,9 @@ describe('in-place update of one pod', () => {
       state: { revision: v2, phase: 'Draining', drainStartedAt: '2025-01-01T00:00:00Z' },
     });
     expect(r1.plan.status!.currentUpdatePods).toEqual(['web-0']); // claimed (§2.0)
-    // 1b, in the same invocation (chained on the annotation write's resourceVersion): the gate False.
-    expect(chain(r1.plan)).toEqual(['createRevision', 'markDraining:web-0', 'setInPlaceReady:web-0']);
-    expect(r1.plan.actions[2]).toMatchObject({ status: 'False', reason: 'InPlaceUpdateDraining', pod: { chained: true } });
+    // 1, in the same write (pods/status): the gate False, from which the grace period counts.
+    expect(chain(r1.plan)).toEqual(['createRevision', 'markDraining:web-0']);
+    expect(r1.plan.actions[1]).toMatchObject({ gate: { status: 'False', reason: 'InPlaceUpdateDraining', lastTransitionTime: '2025-01-01T00:00:00Z' } });
     w.kubeletSettle(1);
     expect(w.pod(0)!.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('False');
 
@@ -71,6 +71,7 @@ describe('in-place update of one pod', () => {
     });
     await w.reconcile();
     expect(w.revisionOf(0)).toBe(v2);
+    expect(gate(w, 0)).toMatchObject({ status: 'False', lastTransitionTime: '2025-01-01T00:00:00Z' });
 
     // 3: not done until the kubelet restarted the container on the new image and it is ready
     expect(plan(w).actions).toEqual([]);
@@ -79,10 +80,11 @@ describe('in-place update of one pod', () => {
     expect(plan(w).actions).toEqual([]);
     w.kubeletSync('web-0'); // probe passes
     w.advance(5);
-    // 4: finish, then open the gate — chained, and exactly what the readiness function decides from the pod
-    expect(only(w)).toMatchObject({ kind: 'finishInPlaceUpdate', revision: v2, durationSeconds: 15 });
-    expect(chain(plan(w))).toEqual(['finishInPlaceUpdate:web-0', 'setInPlaceReady:web-0']);
-    expect(plan(w).actions[1]).toMatchObject({ status: 'True', reason: 'InPlaceUpdateDone' });
+    // 4: finish and open the gate in one write — exactly what the readiness function decides from the pod;
+    // no Event per pod (the gate's message says it)
+    expect(only(w)).toMatchObject({ kind: 'finishInPlaceUpdate', revision: v2, durationSeconds: 15, gate: { status: 'True', reason: 'InPlaceUpdateDone', message: `update to ${v2} done in 15s` } });
+    expect(only(w)).not.toHaveProperty('event');
+    expect(chain(plan(w))).toEqual(['finishInPlaceUpdate:web-0']);
     expect(podReadiness(w.pod(0)!, w.now)).toEqual(plan(w).actions);
     await w.reconcile();
     expect(state(w, 0)).toBeNull();
@@ -94,22 +96,30 @@ describe('in-place update of one pod', () => {
     expect(w.now - start).toBe(15_000);
   });
 
-  it('the gate: a crash between markDraining and the condition write is finished by the next decision', async () => {
-    const { w } = await oneReplicaUpdating();
-    await w.reconcile({ crashAfter: 3 }); // claim, createRevision, markDraining (Events go last)
+  it('the gate: a Draining pod whose gate was reopened (by hand, or a state NeoSet 0.1 wrote apart) is drained again, the grace counted anew', async () => {
+    const { w } = await oneReplicaUpdating({ updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: 5 } } });
+    await w.reconcile(); // state and gate False in one write
     expect(state(w, 0)?.phase).toBe('Draining');
-    expect(gate(w, 0)?.status).toBe('True');
-    expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'False' });
+    expect(gate(w, 0)?.status).toBe('False');
+    w.changePod('web-0', (pod) => void (pod.status!.conditions!.find((c) => c.type === CONDITION_INPLACE_READY)!.status = 'True'));
+    w.advance(10);
+    expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'False', lastTransitionTime: '2025-01-01T00:00:10Z' });
+    await w.reconcile();
+    expect(plan(w).requeueAfter).toBe(5);
   });
 
-  it('the gate: a pod with no update in flight whose gate is False gets it back (crash between finish and gate)', async () => {
+  it('the gate: a finish on a pod not yet running leaves the gate closed; it opens once the pod runs', async () => {
     const { w } = await oneReplicaUpdating();
-    await w.reconcile(); // drain, gate False, patch: one invocation (no grace period)
+    await w.reconcile(); // drain + gate False, then the patch: one invocation (no grace period)
     w.kubeletSettle(2);
-    await w.reconcile({ crashAfter: 1 }); // finish; the chained gate write never lands
-    expect(state(w, 0)).toBeNull();
-    expect(gate(w, 0)?.status).toBe('False');
-    expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'True' });
+    const done = podReadiness(w.pod(0)!, w.now)[0];
+    expect(done).toMatchObject({ kind: 'finishInPlaceUpdate', gate: { status: 'True' } });
+    w.changePod('web-0', (pod) => {
+      const [c] = pod.status!.containerStatuses!;
+      c.started = false;
+      c.state = { waiting: { reason: 'ContainerCreating' } };
+    });
+    expect(finish(w.pod(0)!, state(w, 0)!, w.now, true)).not.toHaveProperty('gate');
   });
 
   it('a new pod gets its gate once Running with containers started, without waiting for Ready', async () => {
@@ -226,8 +236,9 @@ describe('in-place update of one pod', () => {
     await w.reconcile(); // markDraining, gate False; the grace period holds the patch back
     w.edit((s) => void (s.updateStrategy.partition = 1));
     const abort = only(w);
-    expect(abort).toMatchObject({ kind: 'finishInPlaceUpdate', aborted: true, event: { reason: 'UpdateAborted' } });
-    expect(chain(plan(w))).toEqual(['finishInPlaceUpdate:web-0', 'setInPlaceReady:web-0']); // and the gate opens again
+    // and the gate opens again, in the same write
+    expect(abort).toMatchObject({ kind: 'finishInPlaceUpdate', aborted: true, event: { reason: 'UpdateAborted' }, gate: { status: 'True', reason: 'InPlaceUpdateAborted' } });
+    expect(chain(plan(w))).toEqual(['finishInPlaceUpdate:web-0']);
     await w.reconcile();
     expect(gate(w, 0)?.status).toBe('True');
   });

@@ -18,8 +18,8 @@ describe('InPlaceIfPossible', () => {
     const w = await settled({ replicas: 2 });
     const before = w.pod(1)!.metadata.uid;
     w.edit(withEnv('a'));
-    // drain, gate False, delete: one invocation (no grace period, §2.0)
-    expect(chain(plan(w))).toEqual(['createRevision', 'markDraining:web-1', 'setInPlaceReady:web-1', 'deletePod:web-1']);
+    // drain with gate False, then delete: one invocation (no grace period, §2.0)
+    expect(chain(plan(w))).toEqual(['createRevision', 'markDraining:web-1', 'deletePod:web-1']);
     await w.reconcile();
     w.kubeletSettle(1);
     const v2 = w.neoset.status!.updateRevision;

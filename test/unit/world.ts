@@ -262,6 +262,11 @@ export class World {
     this.#podChange(name, (pod) => failPod(pod, this));
   }
 
+  /** Anyone else's write to a pod (a user with kubectl, another controller). */
+  changePod(name: string, change: (pod: Pod) => void): void {
+    this.#podChange(name, change);
+  }
+
   #podChange(name: string, change: (pod: Pod) => void): void {
     this.#flush();
     const pod = this.api.store.get<Pod & KubeObject>('pods', NAMESPACE, name);

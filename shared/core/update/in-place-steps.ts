@@ -3,13 +3,14 @@
 // waiting (decided on the pod as that write leaves it, pod-writes.ts), each written conditional on
 // the resourceVersion the previous write returned (SPEC §2.0).
 //
-//   (no state) --markDraining--> Draining --setInPlaceReady False--> [gracePeriodSeconds]
-//       Draining --patchImages--> Updating --[done, §4.5]--> finishInPlaceUpdate --> (no state)
+//   (no state) --markDraining (state + gate False, one write)--> Draining --> [gracePeriodSeconds]
+//       Draining --patchImages--> Updating --[done, §4.5]--> finishInPlaceUpdate (+ gate True) --> (no state)
 //       Draining --deletePod--> (gone; §4.3 recreates it)          (not in place: recreate)
 //       Draining --finishInPlaceUpdate(aborted)--> (no state)      (the rollout no longer wants it)
 //       Updating --markDraining--> Draining                        (a new updateRevision: re-target)
 //       Updating --restartDeadline--> Updating                     (pause toggled: retry, §4.4 step 5)
-//   (no state), gate not True, running --setInPlaceReady True-->   (a new pod, or after finish)
+//   (no state), gate not True, running --setInPlaceReady True-->   (a new pod, or finished before it ran)
+//   Draining, gate not False --setInPlaceReady False-->            (a gate someone else reopened)
 //
 // The grace period runs from the moment the gate became False (its lastTransitionTime), not from
 // the annotation write: that is when the pod left the Service endpoints.
@@ -45,8 +46,8 @@ export function inFlightStep(o: Observed, v: PodView, wake: Wakeups): InFlightSt
     if (!movable) return step(finish(v.pod, state, o.nowMs, true));
     // Re-target to the new updateRevision; the drain goes on.
     if (state.revision !== target) return step(retarget(o, v, state));
-    // 1b. The annotation is written; now the condition (also after a crash between the two writes).
-    // (A gate that was never written is closed too: every patched pod has a False gate to count from.)
+    // The drain wrote state and gate together; a gate reopened since (by hand, or a state written by
+    // NeoSet 0.1, which wrote them apart) is closed again, and the grace period counts from then.
     const gate = inPlaceGate(v.pod);
     if (gate?.status !== 'False') {
       return step({
@@ -97,7 +98,7 @@ export function inFlightStep(o: Observed, v: PodView, wake: Wakeups): InFlightSt
 
 /** A new updateRevision while the pod is on its way to another: Draining again toward it, drainStartedAt kept. */
 function retarget(o: Observed, v: PodView, state: InPlaceState): Action {
-  return markDraining(v, drainingState(o, state.drainStartedAt), {
+  return markDraining(o, v, drainingState(o, state.drainStartedAt), {
     type: 'Normal',
     reason: 'UpdateRetargeted',
     message: `pod ${v.name}: update re-targeted from revision ${state.revision} to ${o.update.name}`,

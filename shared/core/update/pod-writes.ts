@@ -5,7 +5,7 @@
 // resourceVersion that write returned.
 import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY, LABEL_REVISION_HASH } from '../../api/names.ts';
 import type { Pod, PodCondition } from '../objects.ts';
-import type { Action } from '../plan.ts';
+import type { Action, Gate } from '../plan.ts';
 
 export function afterWrite(pod: Pod, action: Action, nowMs: number): Pod {
   // Copies of what the write changes only: the decision runs for every pod of a large NeoSet.
@@ -13,26 +13,35 @@ export function afterWrite(pod: Pod, action: Action, nowMs: number): Pod {
   const next: Pod = { ...pod, metadata: { ...pod.metadata, annotations } };
   switch (action.kind) {
     case 'markDraining':
+      annotations[ANNOTATION_INPLACE_STATE] = JSON.stringify(action.state);
+      return withGate(next, action.gate);
     case 'restartDeadline':
       annotations[ANNOTATION_INPLACE_STATE] = JSON.stringify(action.state);
       return next;
     case 'finishInPlaceUpdate':
       delete annotations[ANNOTATION_INPLACE_STATE];
-      return next;
+      return action.gate ? withGate(next, action.gate) : next;
     case 'patchImages':
       next.spec = { ...pod.spec, containers: pod.spec.containers.map((c) => (action.images[c.name] ? { ...c, image: action.images[c.name] } : c)) };
       next.metadata.labels = merge({ ...pod.metadata.labels, [LABEL_REVISION_HASH]: action.revision }, action.labels);
       next.metadata.annotations = merge({ ...annotations, [ANNOTATION_INPLACE_STATE]: JSON.stringify(action.state) }, action.annotations);
       return next;
-    case 'setInPlaceReady': {
-      const gate: PodCondition = { type: CONDITION_INPLACE_READY, status: action.status, reason: action.reason, message: action.message, lastTransitionTime: action.lastTransitionTime };
-      const others = (pod.status?.conditions ?? []).filter((c) => c.type !== CONDITION_INPLACE_READY);
-      next.status = { ...pod.status, conditions: [...others, gate] };
-      return next;
-    }
+    case 'setInPlaceReady':
+      return withGate(next, action);
     default:
       return next;
   }
+}
+
+/** The pod condition a gate write sets: what the applier sends to pods/status. */
+export function gateCondition(gate: Gate): PodCondition {
+  return { type: CONDITION_INPLACE_READY, status: gate.status, reason: gate.reason, message: gate.message, lastTransitionTime: gate.lastTransitionTime };
+}
+
+/** pods/status merges conditions by type: the gate replaces the one of its type. */
+function withGate(pod: Pod, gate: Gate): Pod {
+  const others = (pod.status?.conditions ?? []).filter((c) => c.type !== CONDITION_INPLACE_READY);
+  return { ...pod, status: { ...pod.status, conditions: [...others, gateCondition(gate)] } };
 }
 
 function merge(base: Record<string, string>, patch: Record<string, string | null> | undefined): Record<string, string> {

@@ -6,15 +6,14 @@
 import { hasFinished, inPlaceGate, inPlaceUpdateDone, isRunningAndStarted, isTerminating } from '../pods/conditions.ts';
 import { objectRef, podRevision } from '../pods/identity.ts';
 import type { Pod } from '../objects.ts';
-import type { Action, InPlaceState } from '../plan.ts';
+import type { Action, Gate, InPlaceState } from '../plan.ts';
 import { toMs } from '../time.ts';
 import { gateTransitionTime } from './gate-time.ts';
-import { afterWrite } from './pod-writes.ts';
 import { podInPlaceState } from './state-annotation.ts';
 
 export const REASON_DRAINING = 'InPlaceUpdateDraining';
 
-/** The readiness duties for one pod now: finish a done update (then open its gate), or open a gate. */
+/** The readiness duties for one pod now: finish a done update (its gate opening in the same write), or open a gate. */
 export function podReadiness(pod: Pod, nowMs: number, fallbackMode: 'Probe' | 'Ready' = 'Probe'): Action[] {
   if (isTerminating(pod) || hasFinished(pod)) return [];
   const state = podInPlaceState(pod);
@@ -23,9 +22,7 @@ export function podReadiness(pod: Pod, nowMs: number, fallbackMode: 'Probe' | 'R
     return gate ? [gate] : [];
   }
   if (!inPlaceUpdateDone(pod, state, state.readiness ?? fallbackMode)) return [];
-  const done = finish(pod, state, nowMs, false);
-  const gate = openGate(afterWrite(pod, done, nowMs), nowMs);
-  return gate ? [done, { ...gate, pod: { ...gate.pod, chained: true } }] : [done];
+  return [finish(pod, state, nowMs, false)];
 }
 
 /** A pod with no update in flight whose gate is not open: a new pod once running (§4.1), or step 4b. */
@@ -45,21 +42,25 @@ export function openGate(pod: Pod, nowMs: number): Extract<Action, { kind: 'setI
 }
 
 /**
- * Step 4 (or the end of an abandoned drain): the state annotation goes. durationSeconds runs from
- * drainStartedAt: the time the pod was out of service for the update, drain included — what a user of
- * the duration histogram wants to know.
+ * Step 4 (or the end of an abandoned drain): the state annotation goes, and the gate opens in the same
+ * write when the pod runs with its containers started (else openGate opens it later). durationSeconds
+ * runs from drainStartedAt: the time the pod was out of service for the update, drain included — what
+ * a user of the duration histogram wants to know. A done update records no Event: the gate's message
+ * says it on the pod (one Event per pod would be most of a rollout's writes, SPEC §2.0).
  */
 export function finish(pod: Pod, state: InPlaceState, nowMs: number, aborted: boolean): Action {
   const name = pod.metadata.name;
   const durationSeconds = Math.max(0, (nowMs - toMs(state.drainStartedAt)) / 1000);
+  const opens = isRunningAndStarted(pod) && inPlaceGate(pod)?.status !== 'True';
+  const gate: Gate = aborted
+    ? { status: 'True', reason: 'InPlaceUpdateAborted', message: `update to ${state.revision} abandoned before any change`, lastTransitionTime: gateTransitionTime('True', 0, nowMs) }
+    : { status: 'True', reason: 'InPlaceUpdateDone', message: `update to ${state.revision} done in ${Math.round(durationSeconds)}s`, lastTransitionTime: gateTransitionTime('True', 0, nowMs) };
   return {
     kind: 'finishInPlaceUpdate',
     pod: objectRef(pod.metadata),
     revision: aborted ? (podRevision(pod) ?? '') : state.revision,
     durationSeconds,
-    ...(aborted ? { aborted: true } : {}),
-    event: aborted
-      ? { type: 'Normal', reason: 'UpdateAborted', message: `pod ${name}: update to ${state.revision} abandoned before any change` }
-      : { type: 'Normal', reason: 'InPlaceUpdateDone', message: `pod ${name}: in-place update to ${state.revision} done in ${Math.round(durationSeconds)}s` },
+    ...(opens ? { gate } : {}),
+    ...(aborted ? { aborted: true, event: { type: 'Normal', reason: 'UpdateAborted', message: `pod ${name}: update to ${state.revision} abandoned before any change` } } : {}),
   };
 }

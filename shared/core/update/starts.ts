@@ -4,7 +4,9 @@
 import { isAvailable } from '../pods/availability.ts';
 import { unavailableInRange, type Observed, type PodView, type UpdateClaim } from '../observed.ts';
 import type { Action, InPlaceState } from '../plan.ts';
-import { isReady } from '../pods/conditions.ts';
+import { inPlaceGate, isReady } from '../pods/conditions.ts';
+import { gateTransitionTime } from './gate-time.ts';
+import { REASON_DRAINING } from './readiness.ts';
 import { rfc3339 } from '../time.ts';
 
 /**
@@ -100,7 +102,7 @@ export function startUpdates(o: Observed, failed: boolean, free: (v: PodView) =>
 function startUpdate(o: Observed, v: PodView, rescue: boolean): Action {
   const grace = o.neoset.spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds;
   const how = updateMethod(o, v.revision) === 'InPlace' ? 'in place' : 'by recreation';
-  return markDraining(v, drainingState(o, rfc3339(o.nowMs)), {
+  return markDraining(o, v, drainingState(o, rfc3339(o.nowMs)), {
     type: 'Normal',
     reason: 'UpdateStarted',
     message:
@@ -114,7 +116,15 @@ export function drainingState(o: Observed, drainStartedAt: string): InPlaceState
   return { revision: o.update.name, phase: 'Draining', drainStartedAt, readiness: o.neoset.spec.updateStrategy.inPlaceUpdateStrategy.readiness };
 }
 
-/** The one builder of markDraining: in-place step 1a, the state annotation written before anything else. */
-export function markDraining(v: PodView, state: InPlaceState, event: Extract<Action, { kind: 'markDraining' }>['event']): Action {
-  return { kind: 'markDraining', pod: v.ref, state, event };
+/**
+ * The one builder of markDraining: in-place step 1, the state annotation and the gate False in one
+ * write. A gate already False keeps its lastTransitionTime: the pod has been out of the endpoints
+ * since then, and the grace period counts from it (a re-target does not restart it).
+ */
+export function markDraining(o: Observed, v: PodView, state: InPlaceState, event: Extract<Action, { kind: 'markDraining' }>['event']): Action {
+  const current = inPlaceGate(v.pod);
+  const grace = o.neoset.spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds;
+  const since = current?.status === 'False' && current.lastTransitionTime ? current.lastTransitionTime : gateTransitionTime('False', grace, o.nowMs);
+  const gate = { status: 'False', reason: REASON_DRAINING, message: `draining for update to ${state.revision}`, lastTransitionTime: since } as const;
+  return { kind: 'markDraining', pod: v.ref, state, gate, event };
 }
