@@ -289,7 +289,8 @@ async function main(): Promise<void> {
     for (const kubelet of kubelets) await kubelet.stop();
     await kcm.stop();
     await stack.stop();
-    rmSync(dir, { recursive: true, force: true });
+    if (process.env.BENCH_KEEP) say(`kept ${dir} (the functions' JSON logs)`);
+    else rmSync(dir, { recursive: true, force: true });
   }
   const body = SIZES.flatMap((n) => {
     const of = rows.filter((r) => r.n === n);

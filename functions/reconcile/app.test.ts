@@ -127,3 +127,66 @@ describe('reconcile function HTTP contract', () => {
     for (const c of covered) expect(c.startedAt).toBeGreaterThan(c.arrivedAt);
   });
 });
+
+describe('events reconcile leaves alone (shared/core/event-relevance.ts)', () => {
+  const owner = { apiVersion: 'neo.io/v1alpha1', kind: 'NeoSet', name: 'web', uid: 'u1', controller: true };
+  const pod = (annotations: Record<string, string>, conditions: { type: string; status: string }[], extra: Record<string, unknown> = {}) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web-1', namespace: 'default', labels: { 'neoset.neo.io/name': 'web' }, ownerReferences: [owner], annotations, ...extra },
+    spec: { containers: [{ name: 'app', image: 'nginx:2' }] },
+    status: { phase: 'Running', conditions },
+  });
+  const state = { 'neoset.neo.io/inplace-update-state': JSON.stringify({ revision: 'web-2', phase: 'Updating', drainStartedAt: '2025-01-01T00:00:00Z' }) };
+  const gateOpen = [{ type: 'InPlaceUpdateReady', status: 'True' }, { type: 'ContainersReady', status: 'True' }, { type: 'Ready', status: 'False' }];
+
+  it('an update in flight, or a gate just opened whose Ready the kubelet has yet to set: 200, no API call', async () => {
+    for (const p of [pod(state, []), pod({}, gateOpen)]) {
+      const res = await app.request('/', ce('dev.knative.apiserver.resource.update', p));
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe('');
+    }
+  });
+
+  it('everything else is reconciled: Ready, deleting, crashed containers, no owner, a delete event', async () => {
+    const { podEventCanSkip: reconcileCanSkip } = await import('../../shared/core/event-relevance.ts');
+    expect(reconcileCanSkip(pod(state, []) as never)).toBe('in-place update in flight');
+    expect(reconcileCanSkip(pod({}, gateOpen) as never)).toBe('gate open, Ready pending');
+    expect(reconcileCanSkip(pod({}, [{ type: 'InPlaceUpdateReady', status: 'True' }, { type: 'Ready', status: 'True' }]) as never)).toBeNull();
+    expect(reconcileCanSkip(pod({}, [{ type: 'InPlaceUpdateReady', status: 'True' }, { type: 'ContainersReady', status: 'False' }, { type: 'Ready', status: 'False' }]) as never)).toBeNull();
+    expect(reconcileCanSkip(pod(state, [], { deletionTimestamp: '2025-01-01T00:00:00Z' }) as never)).toBeNull();
+    expect(reconcileCanSkip(pod(state, [], { ownerReferences: [] }) as never)).toBeNull();
+    const failed = pod(state, []);
+    failed.status.phase = 'Failed';
+    expect(reconcileCanSkip(failed as never)).toBeNull();
+    // Reference mode and deletes carry no object: reconciled (the noApi client makes that an error).
+    const res = await app.request('/', ce('dev.knative.apiserver.resource.delete', pod(state, [])));
+    expect(res.status).not.toBe(200);
+  });
+});
+
+describe('NeoSet events reconcile leaves alone', () => {
+  const neoset = (generation: number, observed?: number) => ({
+    apiVersion: 'neo.io/v1alpha1',
+    kind: 'NeoSet',
+    metadata: { name: 'web', namespace: 'default', generation },
+    ...(observed !== undefined ? { status: { observedGeneration: observed } } : {}),
+  });
+
+  it('an update whose generation is already decided (a status write\'s echo): 200, no API call', async () => {
+    const res = await app.request('/', ce('dev.knative.apiserver.resource.update', neoset(3, 3)));
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('');
+  });
+
+  it('a new generation, a NeoSet never decided on, or an add is reconciled (the noApi client makes that an error)', async () => {
+    for (const [type, data] of [
+      ['update', neoset(4, 3)],
+      ['update', neoset(1)],
+      ['add', neoset(3, 3)],
+    ] as const) {
+      const res = await app.request('/', ce(`dev.knative.apiserver.resource.${type}`, data));
+      expect(res.status, `${type} ${JSON.stringify(data.metadata)}`).toBe(500);
+    }
+  });
+});

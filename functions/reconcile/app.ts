@@ -2,7 +2,11 @@
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { decide, type Duties } from '../../shared/core/decide.ts';
+import type { Pod } from '../../shared/core/objects.ts';
+import { neosetEventCanSkip, podEventCanSkip } from '../../shared/core/event-relevance.ts';
+import type { NeoSet } from '../../shared/api/neoset.ts';
 import { createEventApp } from '../../shared/http/event-app.ts';
+import type { ParsedEvent } from '../../shared/events/target.ts';
 import { createLogger } from '../../shared/http/logger.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { createCoalescer, mapBounded } from '../../shared/k8s/coalesce.ts';
@@ -11,6 +15,12 @@ import { mountStateGauges } from '../../shared/metrics/state-gauges.ts';
 
 /** A short requeueAfter is served by a bounded in-process re-check; longer ones by the resync tick. */
 export const MAX_SELF_RECHECK_SECONDS = 30;
+
+/**
+ * A decision that lost a race (409) looks again this soon: the write it lost to may have been one whose
+ * event reconcile leaves alone (a kubelet status write on a pod mid-update, shared/core/event-relevance.ts).
+ */
+export const CONFLICT_RECHECK_MS = 250;
 
 /**
  * NeoSets reconciled at once by one event (a resync tick names them all): enough to keep a sweep of
@@ -39,6 +49,13 @@ export interface ReconcileDeps {
   onCovered?: (covered: Covered) => void;
 }
 
+function skipReason(event: ParsedEvent): string | null {
+  if (event.object === null || !event.type.endsWith('.update')) return null;
+  if (event.target.kind === 'pod') return podEventCanSkip(event.object as Pod);
+  if (event.target.kind === 'neoset') return neosetEventCanSkip(event.object as NeoSet);
+  return null;
+}
+
 export function createApp(deps: ReconcileDeps): Hono {
   const now = deps.now ?? (() => new Date());
   const log = deps.logger ?? createLogger('reconcile');
@@ -50,7 +67,8 @@ export function createApp(deps: ReconcileDeps): Hono {
     run: async (key, duties) => {
       const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), now);
       // Once per run, not per event: the events a run covers share its re-check too.
-      if (outcome.requeueAfter !== null && outcome.requeueAfter <= MAX_SELF_RECHECK_SECONDS) {
+      if (outcome.result === 'conflict') recheck(key, CONFLICT_RECHECK_MS);
+      else if (outcome.requeueAfter !== null && outcome.requeueAfter <= MAX_SELF_RECHECK_SECONDS) {
         recheck(key, Math.max(100, outcome.requeueAfter * 1000));
       }
       return outcome;
@@ -72,6 +90,10 @@ export function createApp(deps: ReconcileDeps): Hono {
       const arrivedAt = performance.now();
       // A failure to name the NeoSets (a tick's LIST) throws: 503, the Broker redelivers.
       const keys = await neosetsOf(deps.client, event.target);
+      // An event whose object shows nothing for reconcile to do (its next change is someone else's, and
+      // comes as its own event) costs no run (shared/core/event-relevance.ts).
+      const skipped = skipReason(event);
+      if (skipped !== null) return keys.map((key) => ({ neoset: `${key.namespace}/${key.name}`, result: 'ok', actions: [], statusWritten: false, requeueAfter: null, skipped }));
       const duties: Duties = event.target.kind === 'pod' ? 'reconcile' : 'all';
       // A tick's failed NeoSets are answered 200 by the event app: they wait for the next tick.
       return mapBounded(keys, SWEEP_PARALLELISM, async (key) => {

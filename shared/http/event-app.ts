@@ -44,7 +44,7 @@ export function createEventApp(opts: EventAppOptions): Hono {
           eventId: event.id,
           type: event.type,
           target: event.target,
-          neosets: outcomes.map(({ neoset, result, actions, statusWritten, requeueAfter, error }) => ({ neoset, result, actions, statusWritten, requeueAfter, error })),
+          neosets: outcomes.map(({ neoset, result, actions, statusWritten, requeueAfter, error, skipped }) => ({ neoset, result, actions, statusWritten, requeueAfter, error, skipped })),
           outcome: failed.length === 0 ? 'ok' : nextTick ? 'next-tick' : transient ? 'retry' : 'error',
           ms: Math.round(performance.now() - started),
         },

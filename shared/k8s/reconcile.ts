@@ -26,6 +26,8 @@ export interface Outcome {
   error?: string;
   /** Whether redelivering the event could help (a transient API failure). */
   transient?: boolean;
+  /** Why no run was needed for this event (its pod's next change is someone else's). */
+  skipped?: string;
 }
 
 export type Decider = (snapshot: Snapshot, now: Date) => Plan;

@@ -107,6 +107,17 @@ async function scenario(client: KubeClient, namespace: string): Promise<Outcome[
     req('PATCH', paths.podStatus(namespace, POD), { patch: 'strategic', body: { metadata: { resourceVersion: fresh() }, status: { conditions: [condition(CONDITION_INPLACE_READY, 'False', 'Draining')] } } }), podFields);
   await step('pods/status strategic patch, stale rv', () =>
     req('PATCH', paths.podStatus(namespace, POD), { patch: 'strategic', body: { metadata: { resourceVersion: stale }, status: { conditions: [condition(CONDITION_INPLACE_READY, 'True', 'Done')] } } }));
+  // The drain and the finish of an in-place update are one pods/status write each: metadata travels there (SPEC §4.4).
+  await step('pods/status strategic patch, annotation and condition together', () =>
+    req('PATCH', paths.podStatus(namespace, POD), {
+      patch: 'strategic',
+      body: { metadata: { resourceVersion: fresh(), annotations: { state: 'Draining' } }, status: { conditions: [condition(CONDITION_INPLACE_READY, 'False', 'Drain')] } },
+    }), podFields);
+  await step('pods/status strategic patch, annotation removed and condition set', () =>
+    req('PATCH', paths.podStatus(namespace, POD), {
+      patch: 'strategic',
+      body: { metadata: { resourceVersion: fresh(), annotations: { state: null } }, status: { conditions: [condition(CONDITION_INPLACE_READY, 'True', 'Done')] } },
+    }), podFields);
   await step('pods/status ignores spec', () =>
     req('PATCH', paths.podStatus(namespace, POD), { patch: 'merge', body: { spec: { containers: [{ name: 'app', image: 'nginx:9' }] } } }), podFields);
 

@@ -1,0 +1,40 @@
+// Which events the reconcile function may leave alone (SPEC §2.0 "read what the decision needs"). A reconcile costs three reads and, worse, holds the NeoSet's coalescing slot: the event that
+// frees a budget slot (a pod Ready on the new revision) waits behind a run that an event with nothing
+// in it for reconcile started a moment before. Judged from the Pod in the event alone; the event is
+// still answered (200), and nothing it could have shown is lost — every later decision reads afresh,
+// and the resync tick covers the rest.
+//
+// An event can wait when the pod's next change is someone else's and will come as its own event:
+//   * an update in flight (state annotation): its next step is the grace period's (the decision that
+//     drained it set a re-check), the kubelet's (restart), or the readiness function's (done → finish);
+//     a NeoSet change that re-targets or abandons it comes as a NeoSet event, a deadline as a re-check;
+//   * the gate just opened (True) on ready containers while the pod's Ready is not True yet: the
+//     kubelet's Ready follows, and that event is the one that frees a slot.
+// Never for a pod being deleted or finished (§4.3 recreates it), one not controlled by a NeoSet (§4.1
+// adopts it), or one with no update in flight otherwise.
+//
+// A NeoSet update event can wait when its spec has been decided on (status.observedGeneration ==
+// metadata.generation): it is the echo of a decision's own status write (a claim), or another
+// decision's, and the pods' changes that follow come as their own events. A decision whose writes
+// stopped short (a 409) looks again by itself (functions/reconcile/app.ts); a crash is the resync
+// tick's. An add event, a new generation, or a NeoSet never decided on is reconciled.
+import { KIND } from '../api/names.ts';
+import type { NeoSet } from '../api/neoset.ts';
+import type { Pod } from './objects.ts';
+import { hasFinished, inPlaceGate, isReady, isTerminating, podCondition } from './pods/conditions.ts';
+import { podInPlaceState } from './update/state-annotation.ts';
+
+/** Why reconcile may leave this NeoSet update event alone, or null when it must reconcile. */
+export function neosetEventCanSkip(neoset: Pick<NeoSet, 'metadata' | 'status'>): string | null {
+  const generation = neoset.metadata.generation;
+  return generation !== undefined && neoset.status?.observedGeneration === generation ? 'generation already decided' : null;
+}
+
+/** Why reconcile may leave this Pod event alone, or null when it must reconcile. */
+export function podEventCanSkip(pod: Pod): string | null {
+  if (isTerminating(pod) || hasFinished(pod)) return null;
+  if (!pod.metadata.ownerReferences?.some((r) => r.controller && r.kind === KIND)) return null;
+  if (podInPlaceState(pod) !== null) return 'in-place update in flight';
+  if (inPlaceGate(pod)?.status === 'True' && podCondition(pod, 'ContainersReady')?.status === 'True' && !isReady(pod)) return 'gate open, Ready pending';
+  return null;
+}
