@@ -16,6 +16,7 @@ import { afterWrite } from './update/pod-writes.ts';
 import { openGate } from './update/readiness.ts';
 import { podInPlaceState } from './update/state-annotation.ts';
 import { sameJson } from './json.ts';
+import type { NeoSetStatus } from '../api/neoset.ts';
 import type { PersistentVolumeClaim } from './objects.ts';
 import { observe, type Observed, type PodView } from './observed.ts';
 import { rolloutPending, type FailureReason } from './status/phase.ts';
@@ -112,9 +113,19 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
   return {
     actions,
     claim,
-    status: claim || !sameJson(status, snapshot.neoset.status ?? {}) ? status : null,
+    status: claim || !sameJson(withoutClaims(status), withoutClaims(snapshot.neoset.status ?? {})) ? status : null,
     requeueAfter: wake.requeueAfter(),
   };
+}
+
+/**
+ * A status that differs from the stored one only in claims that died (their pods were written since)
+ * is not worth a write of its own: a dead claim counts for nothing (observed.ts), and the next status
+ * write drops it. Without this, every claim would cost a second status write to clear it.
+ */
+function withoutClaims(status: NeoSetStatus): NeoSetStatus {
+  const { updateClaims: _, ...rest } = status;
+  return rest;
 }
 
 /**

@@ -73,14 +73,26 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
   const ordered = [...plan.actions.filter((a) => a.kind === 'releaseClaim'), ...plan.actions.filter((a) => a.kind !== 'releaseClaim')];
   const released = plan.actions.filter((a) => a.kind === 'releaseClaim').length;
   try {
-    for (const [i, action] of ordered.entries()) {
+    for (let i = 0; i < ordered.length; ) {
       if (i === released && plan.claim && plan.status) {
         await writeStatus(plan.status, 'claim');
         statusWritten = true;
       }
-      failing = action;
-      await applyAction(client, ns, action, ctx);
-      if (action.kind !== 'recordEvent') written.push(action.kind);
+      // Writes to different pods that follow one another in the plan go out together (SPEC §2.0),
+      // each pod's chain in its own order; anything else, one at a time, in plan order.
+      const group = podWriteGroup(ordered, i, i < released ? released : ordered.length);
+      const failure = await forEachBounded(group.chains, WRITE_PARALLELISM, async (chain, step) => {
+        for (const [at, action] of chain.entries()) {
+          step(at);
+          await applyAction(client, ns, action, ctx);
+          if (action.kind !== 'recordEvent') written.push(action.kind);
+        }
+      });
+      if (failure) {
+        failing = failure.item[failure.step];
+        throw failure.error;
+      }
+      i = group.end;
     }
     failing = undefined;
     if (released === ordered.length && plan.claim && plan.status) {
@@ -90,11 +102,13 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
     // A plan that went through clears an earlier refusal's condition.
     const writes = plan.actions.some((a) => a.kind !== 'recordEvent');
     const cleared = writes ? withoutFailure(current) : current;
+    // The Events tell of the pod writes, all done: they go out with the status write, not after it.
+    const flushed = events.flush();
     if ((!statusWritten && plan.status) || cleared !== current) {
-      await writeStatus(cleared, 'status');
+      await writeStatus(cleared, 'status').finally(() => flushed);
       statusWritten = true;
     }
-    await events.flush();
+    await flushed;
     return { outcome: 'applied', written, statusWritten };
   } catch (err) {
     await events.flush(); // the Events of the writes that were made
@@ -109,6 +123,55 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
     await reportFailure(neoset, failing, err, { event, now, current, writeStatus }).catch(() => undefined);
     return { outcome: 'failed', written, statusWritten, error: err };
   }
+}
+
+/** Pod writes of one plan in flight at once at most (SPEC §2.0 "concurrently, bounded"). */
+export const WRITE_PARALLELISM = 8;
+
+const POD_WRITES = new Set<Action['kind']>(['createPod', 'deletePod', 'markDraining', 'setInPlaceReady', 'patchImages', 'finishInPlaceUpdate', 'restartDeadline']);
+
+function podOf(action: Action): string | null {
+  if (!POD_WRITES.has(action.kind)) return null;
+  return action.kind === 'createPod' ? action.pod.metadata.name : (action as { pod: ObjectRef }).pod.name;
+}
+
+/**
+ * The actions from `start` that may go out together: a run of pod writes (decide.ts step 3: one pod's
+ * first write, then its chained steps) grouped per pod, stopping before `limit` and before anything
+ * that is not a pod write. Any other action is a group of its own.
+ */
+function podWriteGroup(actions: Action[], start: number, limit: number): { chains: Action[][]; end: number } {
+  const chains = new Map<string, Action[]>();
+  let end = start;
+  for (; end < limit; end++) {
+    const pod = podOf(actions[end]);
+    if (pod === null) break;
+    chains.set(pod, [...(chains.get(pod) ?? []), actions[end]]);
+  }
+  if (end === start) return { chains: [[actions[start]]], end: start + 1 };
+  return { chains: [...chains.values()], end };
+}
+
+/**
+ * Runs `fn` over `items` with at most `limit` in flight; every started call is awaited. Returns the
+ * first failure (which item, which step of it was being written), or null.
+ */
+async function forEachBounded(items: Action[][], limit: number, fn: (item: Action[], step: (i: number) => void) => Promise<void>): Promise<{ item: Action[]; step: number; error: unknown } | null> {
+  let failure: { item: Action[]; step: number; error: unknown } | null = null;
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length && failure === null) {
+      const item = items[next++];
+      let at = 0;
+      try {
+        await fn(item, (i) => (at = i));
+      } catch (error) {
+        failure ??= { item, step: at, error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return failure;
 }
 
 /**
