@@ -95,15 +95,19 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
   const byOrdinal = new Map(views.map((v) => [v.ordinal, v]));
   const usable = snapshot.revisions.filter((r) => controlOf(neoset, r) !== 'other');
   const revisions = resolveRevisions(neoset, usable);
-  const changes = new Map<string, TemplateChange | null>();
+  // Asked for every pod, several times: memoized per (from, to) without building a key string.
+  const changes = new Map<string | undefined, Map<string, TemplateChange | null>>();
   const change = (from: string | undefined, to: string): TemplateChange | null => {
-    const key = `${from}\n${to}`;
-    if (!changes.has(key)) {
+    let row = changes.get(from);
+    if (row === undefined) changes.set(from, (row = new Map()));
+    let known = row.get(to);
+    if (known === undefined) {
       const a = from === undefined ? undefined : revisions.byName.get(from);
       const b = revisions.byName.get(to);
-      changes.set(key, a && b ? templateChange(a.template, b.template) : null);
+      known = a && b ? templateChange(a.template, b.template) : null;
+      row.set(to, known);
     }
-    return changes.get(key)!;
+    return known;
   };
   const minReadySeconds = neoset.spec.minReadySeconds;
   // currentRevision moves only to a stored revision: the status may be written before this

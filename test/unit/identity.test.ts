@@ -71,6 +71,12 @@ describe('ordinals', () => {
     expect(parseOrdinal('web', 'web-x')).toBeNull();
     expect(parseOrdinal('web', 'webby-1')).toBeNull();
     expect(parseOrdinal('web', 'web--1')).toBeNull();
+    expect(parseOrdinal('web', 'web-')).toBeNull();
+    expect(parseOrdinal('web', 'web1')).toBeNull();
+    expect(parseOrdinal('web', 'wex-1')).toBeNull();
+    expect(parseOrdinal('web', 'web-999999999')).toBe(999999999);
+    expect(parseOrdinal('web', 'web-1000000000')).toBeNull();
+    expect(parseOrdinal('web', 'web-1 ')).toBeNull();
   });
 
   it('pods whose name is not <neoset>-<ordinal> are never acted on', async () => {

@@ -20,12 +20,22 @@ export function podName(neoset: string, ordinal: number): string {
 
 /** The ordinal in `<neoset>-<ordinal>`, or null for a name NeoSet would not have given. */
 export function parseOrdinal(neoset: string, name: string): number | null {
-  const prefix = `${neoset}-`;
-  if (!name.startsWith(prefix)) return null;
-  const digits = name.slice(prefix.length);
-  if (!/^(0|[1-9][0-9]{0,8})$/.test(digits)) return null;
-  return Number(digits);
+  // Decimal digits without a leading zero, at most 9 (asked for every pod of every decision: no regex).
+  const start = neoset.length + 1;
+  const digits = name.length - start;
+  if (digits < 1 || digits > 9 || name.charCodeAt(start - 1) !== DASH || !name.startsWith(neoset)) return null;
+  if (digits > 1 && name.charCodeAt(start) === ZERO) return null;
+  let ordinal = 0;
+  for (let i = start; i < name.length; i++) {
+    const d = name.charCodeAt(i) - ZERO;
+    if (d < 0 || d > 9) return null;
+    ordinal = ordinal * 10 + d;
+  }
+  return ordinal;
 }
+
+const DASH = 45;
+const ZERO = 48;
 
 /** The NeoSet as owner: controller of its pods and revisions; plain owner (no controller) of PVCs. */
 export function neosetOwnerRef(neoset: NeoSet, controller: boolean): OwnerReference {

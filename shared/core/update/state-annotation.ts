@@ -15,6 +15,22 @@ export function encodeInPlaceState(state: InPlaceState): string {
  */
 export function parseInPlaceState(raw: string | undefined): InPlaceState | null {
   if (!raw) return null;
+  // One decision asks for a pod's state several times (observe, its step, availability): parsed once
+  // per annotation text. A pure function of the text, so the cache cannot go stale; the state is
+  // frozen, as everyone shares it; the cache is emptied when full (a decision needs one NeoSet's).
+  let state = parsed.get(raw);
+  if (state === undefined) {
+    if (parsed.size >= PARSED_MAX) parsed.clear();
+    state = parse(raw);
+    parsed.set(raw, state);
+  }
+  return state;
+}
+
+const PARSED_MAX = 4096;
+const parsed = new Map<string, InPlaceState | null>();
+
+function parse(raw: string): InPlaceState | null {
   let value: unknown;
   try {
     value = JSON.parse(raw);
@@ -25,9 +41,14 @@ export function parseInPlaceState(raw: string | undefined): InPlaceState | null 
   const s = value as Partial<InPlaceState>;
   if (typeof s.revision !== 'string' || (s.phase !== 'Draining' && s.phase !== 'Updating')) return null;
   if (typeof s.drainStartedAt !== 'string') return null;
-  return s as InPlaceState;
+  return deepFreeze(s as InPlaceState);
 }
 
 export function podInPlaceState(pod: Pod): InPlaceState | null {
   return parseInPlaceState(pod.metadata.annotations?.[ANNOTATION_INPLACE_STATE]);
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const v of Object.values(value)) if (v !== null && typeof v === 'object') deepFreeze(v);
+  return Object.freeze(value);
 }
