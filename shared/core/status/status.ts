@@ -15,20 +15,32 @@ export function computeStatus(
   failure: { reason: FailureReason; message: string } | null,
   newClaims: UpdateClaim[],
 ): NeoSetStatus {
-  const live = o.pods.filter((v) => !v.terminating);
-  const updated = live.filter((v) => v.revision === o.update.name && v.state === null);
-  const available = (v: (typeof live)[number]) => isAvailable(v.pod, o.minReadySeconds, o.nowMs);
+  // One pass over the pods (a decision runs for every pod of a large NeoSet).
+  const n = { replicas: 0, ready: 0, available: 0, availableInRange: 0, updated: 0, updatedReady: 0, updatedInRange: 0 };
+  for (const v of o.pods) {
+    if (v.terminating) continue;
+    const ready = isReady(v.pod);
+    const available = ready && isAvailable(v.pod, o.minReadySeconds, o.nowMs);
+    const updated = v.revision === o.update.name && v.state === null;
+    n.replicas++;
+    if (ready) n.ready++;
+    if (available) n.available++;
+    if (available && v.inRange) n.availableInRange++;
+    if (updated) n.updated++;
+    if (updated && ready) n.updatedReady++;
+    if (updated && v.inRange) n.updatedInRange++;
+  }
   const phase = phaseOf(o, pending, failure?.reason ?? null);
   const spec = o.neoset.spec;
   // §2.0: the claims still live, and this decision's.
   const claims = new Map([...o.claims, ...newClaims].map((c) => [c.pod, c]));
   return {
     observedGeneration: o.generation,
-    replicas: live.length,
-    readyReplicas: live.filter((v) => isReady(v.pod)).length,
-    availableReplicas: live.filter(available).length,
-    updatedReplicas: updated.length,
-    updatedReadyReplicas: updated.filter((v) => isReady(v.pod)).length,
+    replicas: n.replicas,
+    readyReplicas: n.ready,
+    availableReplicas: n.available,
+    updatedReplicas: n.updated,
+    updatedReadyReplicas: n.updatedReady,
     currentRevision: o.current.name,
     updateRevision: o.update.name,
     collisionCount: o.revisions.collisionCount,
@@ -44,8 +56,8 @@ export function computeStatus(
         nowMs: o.nowMs,
         replicas: o.replicas,
         maxUnavailable: o.maxUnavailable,
-        available: live.filter((v) => v.inRange && available(v)).length,
-        updated: updated.filter((v) => v.inRange).length,
+        available: n.availableInRange,
+        updated: n.updatedInRange,
         pending,
         pause: spec.updateStrategy.pause,
         phase,
