@@ -8,9 +8,11 @@
 //   --dir DIR           working directory (default .neoset/dev; NEOSET_DEV_DIR)
 //   --bundled           run the dist/ bundles (built first) instead of the sources
 //   --verbose           print every invocation, no-ops included
+import { rmSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from '../scripts/build.ts';
+import { STOP_DEADLINE_MS } from './cluster/shutdown.ts';
 import { REPO_ROOT } from './functions.ts';
 import { startDevStack, type DevStack } from './stack.ts';
 
@@ -62,18 +64,36 @@ const options = {
   verbose: args.verbose,
 };
 
+/** Signals closer together than this are one Ctrl-C (see shutdown). */
+const REPEAT_MS = 1000;
 let stack: DevStack | undefined;
-let stopping = false;
-async function shutdown(why: string, code: number): Promise<never> {
+let stopping: { why: string; at: number } | undefined;
+const kubeconfigPath = join(options.dir, 'kubeconfig');
+
+/** Exits now: the children die with this process (processes.ts); the kubeconfig must not outlive it. */
+function exit(code: number): never {
+  rmSync(kubeconfigPath, { force: true });
+  process.exit(code);
+}
+
+async function shutdown(why: string, code: number): Promise<void> {
   if (stopping) {
+    // A terminal's Ctrl-C reaches us twice: from the terminal (the whole foreground process group)
+    // and forwarded by npm. Only a later one is the user pressing it again.
+    if (Date.now() - stopping.at < REPEAT_MS) return;
     say(`${why} again: exiting now (the children die with this process)`);
-    process.exit(1);
+    exit(1);
   }
-  stopping = true;
+  stopping = { why, at: Date.now() };
   say(`stopping (${why})`);
+  // The parts' stops are bounded (dev/cluster/shutdown.ts); this is the backstop for the sum.
+  setTimeout(() => {
+    say(`not stopped within ${STOP_DEADLINE_MS} ms: killing what is left`);
+    exit(code);
+  }, STOP_DEADLINE_MS).unref();
   await stack?.stop();
   say('stopped');
-  process.exit(code);
+  exit(code);
 }
 process.on('SIGINT', () => void shutdown('SIGINT', 0));
 process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
@@ -92,7 +112,7 @@ try {
   const started = Date.now();
   stack = await startDevStack({ ...options, log: (line) => (stopping ? say(line) : process.stdout.write(`${line}\n`)) });
   // A part dying on its own ends the stack; during a deliberate stop the parts exit anyway.
-  void stack.failed.then((why) => stopping || shutdown(why, 1));
+  void stack.failed.then((why) => (stopping ? undefined : shutdown(why, 1)));
   const { reconcile, readiness, admission } = stack.functions;
   process.stdout.write(`export KUBECONFIG=${stack.kubeconfigPath}\n`);
   process.stdout.write(

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createKubeClient } from '../shared/k8s/client.ts';
 import { createCa, issueServingCert, LOOPBACK_HOSTS } from './cluster/certs.ts';
 import { startControlPlane, type ControlPlane } from './cluster/control-plane.ts';
+import { PROCESS_GRACE_MS, stopInOrder, type Part } from './cluster/shutdown.ts';
 import { installCrds } from './cluster/crd.ts';
 import { startKubelet, type Kubelet } from './kubelet/kubelet.ts';
 import { startPump, type Pump } from './bridge/pump.ts';
@@ -61,22 +62,14 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
   for (const old of ['cluster', 'logs']) rmSync(join(dir, old), { recursive: true, force: true });
   for (const d of [dir, logsDir, secretsDir]) mkdirSync(d, { recursive: true, mode: 0o700 });
   // Tokens and keys go with the stack; the logs stay for a post-mortem.
-  const cleanups: (() => Promise<void> | void)[] = [() => rmSync(secretsDir, { recursive: true, force: true })];
-  const stop = async () => {
-    // Last started, first stopped: nothing should see the API server vanish while still working.
-    for (const cleanup of cleanups.reverse()) {
-      try {
-        await cleanup();
-      } catch (error) {
-        log(`stop: ${(error as Error).message}`);
-      }
-    }
-    cleanups.length = 0;
-  };
+  const parts: Part[] = [{ name: 'secrets', stop: () => rmSync(secretsDir, { recursive: true, force: true }) }];
+  // Last started, first stopped: nothing should see the API server vanish while still working. Each
+  // within a bounded time (dev/cluster/shutdown.ts), whatever state the API server is in.
+  const stop = () => stopInOrder(parts.splice(0).reverse(), log);
 
   try {
     const controlPlane = await startControlPlane({ dir: join(dir, 'cluster'), log: (line) => log(`control plane: ${line}`) });
-    cleanups.push(() => controlPlane.stop());
+    parts.push({ name: 'control plane', stop: () => controlPlane.stop(), budgetMs: 3 * PROCESS_GRACE_MS });
     const kc = controlPlane.kubeConfig();
     const crds = await installCrds(kc);
     log(`installed CRD ${crds.join(', ')}`);
@@ -95,7 +88,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       nodeName: NODE_NAME,
       log: (line) => appendFileSync(kubeletLog, `${new Date().toISOString()} ${line}\n`),
     });
-    cleanups.push(() => kubelet.stop());
+    parts.push({ name: 'simulated kubelet', stop: () => kubelet.stop() });
     log(`simulated kubelet: node ${NODE_NAME}, all namespaces (log ${kubeletLog})`);
 
     // The API server calls webhooks only over https: a serving certificate for 127.0.0.1 from a dev CA.
@@ -112,7 +105,8 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       startFunction(common('readiness', readinessKc)),
       startFunction({ ...common('admission', admissionKc), tls: { certFile, keyFile, caPem: ca.certPem } }),
     ]);
-    for (const s of started) if (s.status === 'fulfilled') cleanups.push(() => s.value.process.stop());
+    const running = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    parts.push({ name: 'functions', stop: () => Promise.all(running.map((fn) => fn.process.stop(PROCESS_GRACE_MS))).then(() => {}), budgetMs: 2 * PROCESS_GRACE_MS });
     const failure = started.find((s) => s.status === 'rejected');
     if (failure) throw (failure as PromiseRejectedResult).reason;
     const [reconcile, readiness, admission] = started.map((s) => (s as PromiseFulfilledResult<RunningFunction>).value);
@@ -123,7 +117,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
         if (text) log(text);
       }),
     );
-    cleanups.push(() => unfollow.forEach((f) => f()));
+    parts.push({ name: 'log views', stop: () => unfollow.forEach((f) => f()) });
 
     registerWebhooks(controlPlane.kubeconfigPath, localWebhooks(manifests, admission.url, ca.certPem));
     log(`admission webhooks registered: ${admission.url}/mutate, ${admission.url}/validate`);
@@ -137,7 +131,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       record: recorder ? (event) => recorder.record(event) : undefined,
       log: (line) => log(`bridge: ${line}`),
     });
-    cleanups.push(() => pump.stop());
+    parts.push({ name: 'event bridge', stop: () => pump.stop() });
     await pump.ready;
     const pods = sinks.find((s) => s.kinds.includes('Pod'))!;
     log(
@@ -147,7 +141,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     );
 
     copyFileSync(controlPlane.kubeconfigPath, kubeconfigPath);
-    cleanups.unshift(() => rmSync(kubeconfigPath, { force: true }));
+    parts.unshift({ name: 'kubeconfig', stop: () => rmSync(kubeconfigPath, { force: true }) });
     const failed = Promise.race([
       controlPlane.exited,
       ...[reconcile, readiness, admission].map(async (fn) => `${fn.name} exited (${await fn.process.exited}); log ${fn.process.logPath}:\n${fn.process.tail(20)}`),
