@@ -8,7 +8,6 @@ import { appendFileSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from '
 import { join } from 'node:path';
 import { createKubeClient } from '../shared/k8s/client.ts';
 import { createCa, issueServingCert, LOOPBACK_HOSTS } from './cluster/certs.ts';
-import { startControlPlane, type ControlPlane } from './cluster/control-plane.ts';
 import { PROCESS_GRACE_MS, stopInOrder, type Part } from './cluster/shutdown.ts';
 import { installCrds } from './cluster/crd.ts';
 import { startKubelet, type Kubelet } from './kubelet/kubelet.ts';
@@ -20,6 +19,7 @@ import { followFile, formatLogLine } from './log-view.ts';
 import { kustomize } from './manifests.ts';
 import { createRecorder, type Recorder } from './recorder.ts';
 import { localWebhooks, registerWebhooks } from './webhooks.ts';
+import { connectCluster, deleteManifests, deleteManifestsNow, startLocalCluster, type Cluster } from './your-cluster.ts';
 
 export interface DevStackOptions {
   /** Working directory: kubeconfig, logs, certificates, the control plane's data. */
@@ -34,6 +34,10 @@ export interface DevStackOptions {
   bundled?: boolean;
   /** Print every invocation, not only those that wrote something. */
   verbose?: boolean;
+  /** Run against this cluster (`--kubeconfig`, `--context`): no local control plane, no simulated kubelet. */
+  cluster?: { kubeconfig: string; context?: string };
+  /** The address the API server calls the admission webhooks at (default 127.0.0.1). */
+  admissionHost?: string;
   /** Progress and invocation lines. */
   log: (line: string) => void;
 }
@@ -41,7 +45,7 @@ export interface DevStackOptions {
 export interface DevStack {
   /** Admin kubeconfig: `<dir>/kubeconfig`. */
   kubeconfigPath: string;
-  controlPlane: ControlPlane;
+  cluster: Cluster;
   functions: Record<FunctionName, RunningFunction>;
   pump: Pump;
   recorder?: Recorder;
@@ -49,6 +53,8 @@ export interface DevStack {
   /** Resolves, with what happened, when a part of the stack dies on its own. */
   failed: Promise<string>;
   stop(): Promise<void>;
+  /** For an exit that cannot wait for stop(): undoes, synchronously, what would outlive the process. */
+  stopNow(): void;
 }
 
 const NODE_NAME = 'neoset-dev';
@@ -68,32 +74,40 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
   const stop = () => stopInOrder(parts.splice(0).reverse(), log);
 
   try {
-    const controlPlane = await startControlPlane({ dir: join(dir, 'cluster'), log: (line) => log(`control plane: ${line}`) });
-    parts.push({ name: 'control plane', stop: () => controlPlane.stop(), budgetMs: 3 * PROCESS_GRACE_MS });
-    const kc = controlPlane.kubeConfig();
+    const cluster = opts.cluster
+      ? await connectCluster(opts.cluster.kubeconfig, opts.cluster.context, join(secretsDir, 'admin.kubeconfig'))
+      : await startLocalCluster(join(dir, 'cluster'), (line) => log(`control plane: ${line}`));
+    if (cluster.local) parts.push(cluster.local.part);
+    else log(`your cluster: kube-apiserver ${cluster.version} at ${cluster.server} (no local control plane, no simulated kubelet)`);
+    const kc = cluster.kubeConfig();
     const crds = await installCrds(kc);
     log(`installed CRD ${crds.join(', ')}`);
 
     // The functions' identities and RBAC, straight from knative/.
     const manifests = kustomize();
-    applyIdentities(controlPlane.kubeconfigPath, manifests);
+    applyIdentities(cluster.kubeconfigPath, manifests);
     const admin = createKubeClient(kc);
-    const kubeconfigOf = (serviceAccount: string) => serviceAccountKubeconfig(admin, controlPlane.server, controlPlane.caPem, serviceAccount, secretsDir);
+    const kubeconfigOf = (serviceAccount: string) => serviceAccountKubeconfig(admin, cluster.entry, serviceAccount, secretsDir);
     const [reconcileKc, readinessKc, admissionKc] = await Promise.all(['neoset-reconcile', 'neoset-readiness', 'neoset-admission'].map(kubeconfigOf));
     log('functions run as the ServiceAccounts neoset-reconcile, neoset-readiness, neoset-admission (knative/rbac.yaml, knative/admission-webhooks.yaml)');
 
-    const kubeletLog = join(logsDir, 'kubelet.log');
-    const kubelet: Kubelet = await startKubelet({
-      kubeConfig: kc,
-      nodeName: NODE_NAME,
-      log: (line) => appendFileSync(kubeletLog, `${new Date().toISOString()} ${line}\n`),
-    });
-    parts.push({ name: 'simulated kubelet', stop: () => kubelet.stop() });
-    log(`simulated kubelet: node ${NODE_NAME}, all namespaces (log ${kubeletLog})`);
+    if (cluster.local) {
+      // Your cluster has kubelets of its own.
+      const kubeletLog = join(logsDir, 'kubelet.log');
+      const kubelet: Kubelet = await startKubelet({
+        kubeConfig: kc,
+        nodeName: NODE_NAME,
+        log: (line) => appendFileSync(kubeletLog, `${new Date().toISOString()} ${line}\n`),
+      });
+      parts.push({ name: 'simulated kubelet', stop: () => kubelet.stop() });
+      log(`simulated kubelet: node ${NODE_NAME}, all namespaces (log ${kubeletLog})`);
+    }
 
-    // The API server calls webhooks only over https: a serving certificate for 127.0.0.1 from a dev CA.
+    // The API server calls webhooks only over https: a serving certificate for the address it calls
+    // (127.0.0.1 unless --admission-host says otherwise) from a dev CA.
+    const admissionHost = opts.admissionHost ?? '127.0.0.1';
     const ca = await createCa('neoset-dev-ca');
-    const serving = await issueServingCert(ca, LOOPBACK_HOSTS);
+    const serving = await issueServingCert(ca, [...new Set([admissionHost, ...LOOPBACK_HOSTS])]);
     const certFile = join(secretsDir, 'admission.crt');
     const keyFile = join(secretsDir, 'admission.key');
     writeFileSync(certFile, serving.certPem, { mode: 0o600 });
@@ -103,7 +117,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     const started = await Promise.allSettled([
       startFunction(common('reconcile', reconcileKc)),
       startFunction(common('readiness', readinessKc)),
-      startFunction({ ...common('admission', admissionKc), tls: { certFile, keyFile, caPem: ca.certPem } }),
+      startFunction({ ...common('admission', admissionKc), tls: { certFile, keyFile, caPem: ca.certPem }, host: admissionHost }),
     ]);
     const running = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     parts.push({ name: 'functions', stop: () => Promise.all(running.map((fn) => fn.process.stop(PROCESS_GRACE_MS))).then(() => {}), budgetMs: 2 * PROCESS_GRACE_MS });
@@ -119,8 +133,13 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     );
     parts.push({ name: 'log views', stop: () => unfollow.forEach((f) => f()) });
 
-    registerWebhooks(controlPlane.kubeconfigPath, localWebhooks(manifests, admission.url, ca.certPem));
-    log(`admission webhooks registered: ${admission.url}/mutate, ${admission.url}/validate`);
+    const webhooks = localWebhooks(manifests, admission.url, ca.certPem);
+    registerWebhooks(cluster.kubeconfigPath, webhooks);
+    // On your cluster the registration must go with us: under failurePolicy Fail a webhook that no
+    // longer answers refuses every NeoSet write. (The local control plane goes away as a whole.)
+    const deregister = () => !cluster.local && deleteManifestsNow(cluster.kubeconfigPath, webhooks);
+    if (!cluster.local) parts.push({ name: 'webhook registration', stop: () => deleteManifests(cluster.kubeconfigPath, webhooks), budgetMs: 3000 });
+    log(`admission webhooks registered: ${admission.url}/mutate, ${admission.url}/validate${cluster.local ? '' : ' (removed again when this stops)'}`);
 
     const recorder = opts.recordDir ? createRecorder(opts.recordDir) : undefined;
     const sinks = sinksFromTriggers(manifests, { 'neoset-reconcile': `${reconcile.url}/`, 'neoset-readiness': `${readiness.url}/` });
@@ -140,21 +159,26 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
         `resync every ${opts.resyncMs} ms${recorder ? `, recording into ${recorder.dir}` : ''}`,
     );
 
-    copyFileSync(controlPlane.kubeconfigPath, kubeconfigPath);
+    copyFileSync(cluster.kubeconfigPath, kubeconfigPath);
     parts.unshift({ name: 'kubeconfig', stop: () => rmSync(kubeconfigPath, { force: true }) });
     const failed = Promise.race([
-      controlPlane.exited,
+      ...(cluster.local ? [cluster.local.exited] : []),
       ...[reconcile, readiness, admission].map(async (fn) => `${fn.name} exited (${await fn.process.exited}); log ${fn.process.logPath}:\n${fn.process.tail(20)}`),
     ]);
     return {
       kubeconfigPath,
-      controlPlane,
+      cluster,
       functions: { reconcile, readiness, admission },
       pump,
       recorder,
       logsDir,
       failed,
       stop,
+      stopNow() {
+        if (parts.length > 0) deregister();
+        rmSync(kubeconfigPath, { force: true });
+        rmSync(secretsDir, { recursive: true, force: true });
+      },
     };
   } catch (error) {
     await stop();

@@ -3,80 +3,17 @@
 // the three functions — so the API server goes away while the stack is still using it. Whatever the
 // moment (starting, idle, mid-rollout), everything must be gone within 5 s, the kubeconfig removed,
 // and `npm run dev` must exit 0. Likewise `npm run cluster:down` (and Ctrl-C of `cluster:up`).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { poll } from '../../dev/cluster/wait.ts';
+import { imagePatch, kubectlOn } from '../e2e/readme-walkthrough.ts';
+import { pressCtrlC, processGroup, startDev, startNpm, STOP_WITHIN_MS, untilOutput, type Dev } from '../e2e/terminal.ts';
 
 const REPO_ROOT = new URL('../..', import.meta.url).pathname;
 const EXAMPLE = join(REPO_ROOT, 'examples', 'mysql.yaml');
-const STOP_WITHIN_MS = 5000;
-
-/** Live (not zombie) processes whose process group is `pgid`. */
-function processGroup(pgid: number): { pid: number; name: string }[] {
-  const members = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(group) === pgid && state !== 'Z') members.push({ pid: Number(entry), name });
-  }
-  return members;
-}
-
-interface Leader {
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<number | string>;
-}
-
-/** `npm run <script>` as a terminal runs it: the leader of its own process group. */
-function startNpm(args: string[], env = process.env): Leader {
-  const child = spawn('npm', ['run', ...args], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-  return { child, output: () => output, exited };
-}
-
-interface Dev extends Leader {
-  dir: string;
-}
-
-function startDev(args: string[] = []): Dev {
-  const dir = mkdtempSync(join(tmpdir(), 'neoset-dev-stop-'));
-  return { dir, ...startNpm(['dev', '--', '--dir', dir, '--reconcile-port', '0', '--readiness-port', '0', '--admission-port', '0', ...args]) };
-}
-
-const untilOutput = (dev: Dev, text: string, timeoutMs = 180_000) =>
-  poll(`"${text}" from npm run dev`, async () => {
-    if (dev.child.exitCode !== null) throw new Error(`npm run dev exited ${dev.child.exitCode}:\n${dev.output()}`);
-    return dev.output().includes(text) ? true : undefined;
-  }, { timeoutMs, intervalMs: 50 });
-
-/** Ctrl-C: SIGINT to the whole process group; then how long until every member of it was gone. */
-async function pressCtrlC(dev: Dev): Promise<{ code: number | string; ms: number; left: string[]; before: string[] }> {
-  const pgid = dev.child.pid!;
-  const before = processGroup(pgid).map((p) => `${p.pid} ${p.name}`);
-  const started = Date.now();
-  process.kill(-pgid, 'SIGINT');
-  const code = await Promise.race([dev.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), STOP_WITHIN_MS))]);
-  while (processGroup(pgid).length > 0 && Date.now() - started < STOP_WITHIN_MS) await new Promise((resolve) => setTimeout(resolve, 50));
-  const ms = Date.now() - started;
-  const left = processGroup(pgid).map((p) => `${p.pid} ${p.name}`);
-  // Whatever the outcome, nothing of this test outlives it.
-  if (left.length > 0) process.kill(-pgid, 'SIGKILL');
-  return { code, ms, left, before };
-}
 
 describe('Ctrl-C of npm run dev (SIGINT to the whole process group)', () => {
   const dirs: string[] = [];
@@ -114,16 +51,11 @@ describe('Ctrl-C of npm run dev (SIGINT to the whole process group)', () => {
   it('mid-rollout', async () => {
     const dev = startDev(['--resync-ms', '1000']);
     await untilOutput(dev, 'NeoSet dev stack ready');
-    const kubeconfig = join(dev.dir, 'kubeconfig');
-    const kubectl = (args: string[]) => {
-      const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' });
-      if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-      return r.stdout;
-    };
+    const kubectl = kubectlOn(join(dev.dir, 'kubeconfig'));
     const status = () => JSON.parse(kubectl(['get', 'neo', 'mysql', '-o', 'json'])).status ?? {};
     kubectl(['apply', '-f', EXAMPLE]);
     await poll('mysql to be ready', async () => (status().readyReplicas === 5 ? true : undefined), { timeoutMs: 90_000, intervalMs: 250 });
-    kubectl(['patch', 'neo', 'mysql', '--type', 'json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'mysql:8.1' }])]);
+    kubectl(['patch', 'neo', 'mysql', '--type', 'json', '-p', imagePatch('mysql:8.1')]);
     await poll('the rollout to be under way', async () => {
       const s = status();
       return s.phase === 'RollingOut' && s.updatedReplicas >= 1 && s.updatedReplicas < 5 ? true : undefined;
