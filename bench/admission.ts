@@ -10,7 +10,8 @@ import { createApp, type DryRunPod } from '../functions/admission/app.ts';
 import { apiDryRunPod } from '../functions/admission/dry-run.ts';
 import { startServer } from '../shared/http/serve.ts';
 import { DEFAULT_LIMITS } from '../shared/admission/limits.ts';
-import { createKubeClient, loadKubeConfig } from '../shared/k8s/client.ts';
+import { createKubeClient } from '../shared/k8s/client.ts';
+import { loadKubeConfig } from '../shared/k8s/kubeconfig.ts';
 
 const REQUESTS = Number(process.env.REQUESTS ?? 1000);
 const WARMUP = 100;

@@ -1,12 +1,18 @@
 // Cold start of each function: process start → first answered GET /healthz, the median of RUNS
-// (default 7) runs, next to a bare hono hello-world on the same Node — and the resident memory
-// (VmRSS) of the process right after that first answer. Three ways to start a function:
+// (default 7) runs, next to a bare hono hello-world on the same Node (in the same rounds) — and the resident memory
+// (VmRSS) of the process right after that first answer. For reconcile and readiness also process
+// start → first CloudEvent answered (a recorded event of examples/events/, POSTed until answered),
+// with the bundle and its compile cache: the work a first event does — reading the object from the
+// API server (a stub answering 404, so the event is answered as "gone"), parsing, logging — counts.
+// Three ways to start a function:
 //   bundled          node dist/<fn>.mjs (npm run build), as the image runs it
 //   bundled + cache  the same with NODE_COMPILE_CACHE warmed by one earlier run (the image bakes it)
 //   source           node functions/<fn>/server.ts (type stripping, node_modules resolution)
-// No API server is contacted at start: the functions get a kubeconfig that points nowhere.
+// No API server is contacted at start: for /healthz the functions get a kubeconfig that points nowhere.
 //   node bench/cold-start.ts          (RUNS=15 for more runs)
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +28,8 @@ interface Start {
   args: string[];
   env?: Record<string, string>;
   tls?: TlsClient;
+  /** What counts as the first answer: default GET /healthz answered 200. */
+  answered?: (base: string) => Promise<boolean>;
 }
 
 interface Sample {
@@ -39,7 +47,8 @@ function rssMiB(pid: number): number {
 /** One cold start; `graceful` ends it with SIGTERM (a clean exit writes the compile cache). */
 async function coldStart(start: Start, graceful = false): Promise<Sample> {
   const [port] = await freePorts(1);
-  const url = `${start.tls ? 'https' : 'http'}://127.0.0.1:${port}/healthz`;
+  const base = `${start.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+  const answered = start.answered ?? (async (b: string) => (await probe(`${b}/healthz`, start.tls, 1000))?.status === 200);
   const began = performance.now();
   const child = spawn(process.execPath, start.args, {
     cwd: REPO_ROOT,
@@ -50,8 +59,8 @@ async function coldStart(start: Start, graceful = false): Promise<Sample> {
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`${start.args.join(' ')} exited ${child.exitCode} before answering`);
-      if ((await probe(url, start.tls, 1000))?.status === 200) break;
-      if (performance.now() - began > TIMEOUT_MS) throw new Error(`${start.args.join(' ')}: no /healthz within ${TIMEOUT_MS} ms`);
+      if (await answered(base)) break;
+      if (performance.now() - began > TIMEOUT_MS) throw new Error(`${start.args.join(' ')}: no answer within ${TIMEOUT_MS} ms`);
       await sleep(2);
     }
     const ms = performance.now() - began;
@@ -67,10 +76,14 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-async function measure(start: Start): Promise<{ ms: number; rssMiB: number }> {
-  const samples: Sample[] = [];
-  for (let i = 0; i < RUNS; i++) samples.push(await coldStart(start));
-  return { ms: median(samples.map((s) => s.ms)), rssMiB: median(samples.map((s) => s.rssMiB)) };
+/**
+ * Medians of RUNS cold starts of each of `starts`, taken in rounds (one of each per round), so that a
+ * machine getting busier or quieter meanwhile weighs on every column alike.
+ */
+async function measureAll(starts: Start[]): Promise<{ ms: number; rssMiB: number }[]> {
+  const samples: Sample[][] = starts.map(() => []);
+  for (let i = 0; i < RUNS; i++) for (const [j, start] of starts.entries()) samples[j].push(await coldStart(start));
+  return samples.map((xs) => ({ ms: median(xs.map((s) => s.ms)), rssMiB: median(xs.map((s) => s.rssMiB)) }));
 }
 
 const HELLO = [
@@ -113,25 +126,82 @@ try {
     tls: fn === 'admission' ? { ca: ca.certPem } : undefined,
   });
 
-  process.stdout.write(`cold start: process start → first answered GET /healthz, median of ${RUNS} runs, Node ${process.version}\n\n`);
-  const header = ['', 'bundled', 'bundled+cache', 'source', 'RSS after start', 'bundle'];
+  // The API server of the first event, as for a NeoSet deleted meanwhile: every list empty, every
+  // object 404 — the reads a first event makes, and an answer without writes.
+  const stub = createServer((req, res) => {
+    req.resume();
+    const list = /\/(pods|controllerrevisions|neosets|persistentvolumeclaims)(\?|$)/.test(req.url ?? '');
+    res.writeHead(list ? 200 : 404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(list ? { kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items: [] } : { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: `${req.url} not found` }));
+  });
+  await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
+  const stubKubeconfig = join(work, 'stub-kubeconfig');
+  writeFileSync(
+    stubKubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      // client-node takes plain http only with skip-TLS-verify set.
+      clusters: [{ name: 'stub', cluster: { server: `http://127.0.0.1:${(stub.address() as AddressInfo).port}`, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'bench', user: { token: 'unused' } }],
+      contexts: [{ name: 'stub', context: { cluster: 'stub', user: 'bench' } }],
+      'current-context': 'stub',
+    }),
+  );
+  const FIRST_EVENT: Partial<Record<FunctionName, string>> = { reconcile: '0002-neoset-mysql-update', readiness: '0003-pod-mysql-4-update' };
+  /** POSTs the recorded event (binary mode) until it is answered 2xx. */
+  const eventAnswered = (event: string) => {
+    const base = join(REPO_ROOT, 'examples', 'events', event);
+    const headers = Object.fromEntries(
+      readFileSync(`${base}.headers`, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]),
+    );
+    const body = readFileSync(`${base}.data.json`);
+    return async (url: string) => {
+      try {
+        return (await fetch(`${url}/`, { method: 'POST', headers, body, signal: AbortSignal.timeout(5000) })).ok;
+      } catch {
+        return false;
+      }
+    };
+  };
+
+  process.stdout.write(`cold start: process start → first answered GET /healthz (first event: → first CloudEvent answered), median of ${RUNS} runs, Node ${process.version}\n\n`);
+  const header = ['', 'bundled', 'bundled+cache', '÷ hello-world', 'first event', 'source', 'RSS after start', 'bundle'];
   const rows: string[][] = [];
   for (const fn of FUNCTIONS) {
     const bundle = join(dist, `${fn}.mjs`);
     const cacheDir = join(work, `compile-cache-${fn}`);
-    const bundled = await measure(startOf(fn, bundle));
     await coldStart(startOf(fn, bundle, { NODE_COMPILE_CACHE: cacheDir }), true); // writes the cache
-    const cached = await measure(startOf(fn, bundle, { NODE_COMPILE_CACHE: cacheDir }));
-    const source = await measure(startOf(fn, join(REPO_ROOT, 'functions', fn, 'server.ts')));
-    rows.push([fn, `${bundled.ms.toFixed(0)} ms`, `${cached.ms.toFixed(0)} ms`, `${source.ms.toFixed(0)} ms`, `${cached.rssMiB.toFixed(0)} MiB`, `${(bytes[fn] / 1024).toFixed(0)} KiB`]);
+    const event = FIRST_EVENT[fn];
+    // Unbundled: hono and @hono/node-server resolved from node_modules (-e runs in the repository).
+    const [baseline, bundled, cached, source, firstEvent] = await measureAll([
+      { args: ['--input-type=module', '-e', HELLO] },
+      startOf(fn, bundle),
+      startOf(fn, bundle, { NODE_COMPILE_CACHE: cacheDir }),
+      startOf(fn, join(REPO_ROOT, 'functions', fn, 'server.ts')),
+      ...(event ? [{ ...startOf(fn, bundle, { NODE_COMPILE_CACHE: cacheDir, KUBECONFIG: stubKubeconfig }), answered: eventAnswered(event) }] : []),
+    ]);
+    rows.push([
+      fn,
+      `${bundled.ms.toFixed(0)} ms`,
+      `${cached.ms.toFixed(0)} ms`,
+      `${(cached.ms / baseline.ms).toFixed(2)}× of ${baseline.ms.toFixed(0)} ms`,
+      firstEvent ? `${firstEvent.ms.toFixed(0)} ms` : '',
+      `${source.ms.toFixed(0)} ms`,
+      `${cached.rssMiB.toFixed(0)} MiB (${baseline.rssMiB.toFixed(0)})`,
+      `${(bytes[fn] / 1024).toFixed(0)} KiB`,
+    ]);
   }
-  // Unbundled: hono and @hono/node-server resolved from node_modules (-e runs in the repository).
-  const baseline = await measure({ args: ['--input-type=module', '-e', HELLO] });
-  rows.push(['hono hello-world', `${baseline.ms.toFixed(0)} ms`, '', '', `${baseline.rssMiB.toFixed(0)} MiB`, '']);
+  stub.close();
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('   ');
   process.stdout.write(`${line(header)}\n${rows.map(line).join('\n')}\n`);
-  process.stdout.write('\nRSS: VmRSS of the bundled+cache process right after its first /healthz answer (the baseline: of the hello-world).\n');
+  process.stdout.write('\n÷ hello-world: bundled+cache over a bare hono hello-world, measured in the same rounds as the row.\n');
+  process.stdout.write('first event: bundled+cache, start → the recorded event answered, read against a stub API server.\n');
+  process.stdout.write('RSS: VmRSS of the bundled+cache process right after its first /healthz answer (in brackets: of the hello-world).\n');
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

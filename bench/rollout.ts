@@ -66,7 +66,7 @@ function watchObject(stack: DevStack, path: string, name: string, done: (obj: an
   let resolve: (t: number) => void = () => {};
   const finished = new Promise<number>((r) => (resolve = r));
   const w = resilientWatch({
-    kubeConfig: stack.controlPlane.kubeConfig(),
+    kubeConfig: stack.cluster.kubeConfig(),
     path,
     onEvent: (type, obj) => {
       if (type !== 'DELETED' && obj.metadata.name === name && done(obj)) resolve(performance.now());
@@ -106,7 +106,7 @@ async function physicalLimit(stack: DevStack, admin: KubeClient, n: number, run:
     const names = Array.from({ length: BARE }, (_, i) => `bare-${i}`);
     await Promise.all(names.map((name) => admin.request('POST', podsPath(ns), { body: barePod(name, APP_IMAGE(0)) })));
     await until(`${BARE} bare pods Ready`, 120_000, async () => (await readyPods(admin, ns, 'app=bare')) === BARE);
-    const watch = watchRollout(stack.controlPlane.kubeConfig(), ns, 'statefulset');
+    const watch = watchRollout(stack.cluster.kubeConfig(), ns, 'statefulset');
     await watch.ready;
     watch.begin(APP_IMAGE(1));
     const sent = new Map<string, number>();
@@ -145,12 +145,12 @@ async function rollout(stack: DevStack, admin: KubeClient, w: Workload, n: numbe
       const obj = await admin.request<any>('GET', w.path(w.ns, w.name));
       return w.settled(obj, n) && (await readyPods(admin, w.ns, `app=${w.name}`)) === n;
     });
-    const pods = watchRollout(stack.controlPlane.kubeConfig(), w.ns, w.writer);
+    const pods = watchRollout(stack.cluster.kubeConfig(), w.ns, w.writer);
     const gen = created.metadata.generation + 1;
     const object = watchObject(stack, w.path(w.ns), w.name, (obj) => w.completed(obj, n, gen));
     await Promise.all([pods.ready, object.ready]);
     await stack.pump.idle();
-    const before = await scrape(stack.controlPlane.kubeConfig());
+    const before = await scrape(stack.cluster.kubeConfig());
     const selfBefore = await selfCounted(stack);
     pods.begin(APP_IMAGE(1));
     const started = performance.now();
@@ -161,7 +161,7 @@ async function rollout(stack: DevStack, admin: KubeClient, w: Workload, n: numbe
     // Requests that the rollout set off but that land after it (the last events' reconciles) count too.
     await Promise.race([stack.pump.idle(), new Promise((r) => setTimeout(r, 5000))]);
     await new Promise((r) => setTimeout(r, 500));
-    const after = await scrape(stack.controlPlane.kubeConfig());
+    const after = await scrape(stack.cluster.kubeConfig());
     const selfAfter = await selfCounted(stack);
     pods.stop();
     object.stop();
@@ -260,16 +260,16 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'neoset-bench-rollout-'));
   say(`bench/rollout: N = ${SIZES.join(', ')}, k = ${K}, ${RUNS} run(s) each; dev stack in ${dir}`);
   const stack = await startDevStack({ dir, ports: { reconcile: 0, readiness: 0, admission: 0 }, resyncMs: RESYNC_MS, log: (line) => (process.env.BENCH_VERBOSE ? say(line) : undefined) });
-  const admin = createKubeClient(stack.controlPlane.kubeConfig());
-  const kcm = await startControllerManager(stack.controlPlane, { name: 'kcm-statefulset', controllers: ['statefulset-controller'] });
+  const admin = createKubeClient(stack.cluster.kubeConfig());
+  const kcm = await startControllerManager(stack.cluster.local!.controlPlane, { name: 'kcm-statefulset', controllers: ['statefulset-controller'] });
   const extraNodes = Math.ceil(Math.max(...SIZES) / PODS_PER_NODE) - 1;
   const kubelets: Kubelet[] = [];
-  for (let i = 1; i <= extraNodes; i++) kubelets.push(await startKubelet({ kubeConfig: stack.controlPlane.kubeConfig(), nodeName: `bench-node-${i}` }));
+  for (let i = 1; i <= extraNodes; i++) kubelets.push(await startKubelet({ kubeConfig: stack.cluster.kubeConfig(), nodeName: `bench-node-${i}` }));
   const rows: Row[] = [];
-  const version = stack.controlPlane.version;
+  const version = stack.cluster.version;
   try {
     await installFlowSchemas(admin, [NEOSET_FUNCTIONS, STATEFULSET_CONTROLLER]);
-    say(`stack ready: kube-apiserver ${stack.controlPlane.version}, statefulset-controller in its own kube-controller-manager (pid ${kcm.pid}), ${1 + extraNodes} simulated node(s)`);
+    say(`stack ready: kube-apiserver ${stack.cluster.version}, statefulset-controller in its own kube-controller-manager (pid ${kcm.pid}), ${1 + extraNodes} simulated node(s)`);
     for (const n of SIZES) {
       for (let run = 1; run <= RUNS; run++) {
         const restartMs = await physicalLimit(stack, admin, n, run);

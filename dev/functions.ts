@@ -20,6 +20,8 @@ export interface FunctionOptions {
   tls?: { certFile: string; keyFile: string; caPem: string };
   bundled?: boolean;
   env?: Record<string, string>;
+  /** The address others call it at (default 127.0.0.1); any other makes it listen on every interface. */
+  host?: string;
 }
 
 export interface RunningFunction {
@@ -35,7 +37,7 @@ export async function startFunction(opts: FunctionOptions): Promise<RunningFunct
   const port = opts.port === 0 ? (await freePorts(1))[0] : opts.port;
   const env: Record<string, string> = {
     PORT: String(port),
-    HOST: '127.0.0.1',
+    HOST: !opts.host || opts.host === '127.0.0.1' ? '127.0.0.1' : '0.0.0.0',
     KUBECONFIG: opts.kubeconfig,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
     ...(opts.tls ? { TLS_CERT_FILE: opts.tls.certFile, TLS_KEY_FILE: opts.tls.keyFile } : {}),
@@ -43,9 +45,10 @@ export async function startFunction(opts: FunctionOptions): Promise<RunningFunct
   };
   // `env` sets the child's environment and execs node: the pid (and its death signal) stay the same.
   const child = startProcess(opts.name, 'env', [...Object.entries(env).map(([k, v]) => `${k}=${v}`), process.execPath, entryOf(opts.name, opts.bundled)], opts.logPath);
-  const url = `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+  const scheme = opts.tls ? 'https' : 'http';
+  const url = `${scheme}://${opts.host ?? '127.0.0.1'}:${port}`;
   try {
-    await waitForHealthy(child, `${url}/healthz`, opts.tls ? { ca: opts.tls.caPem } : undefined, 60_000);
+    await waitForHealthy(child, `${scheme}://127.0.0.1:${port}/healthz`, opts.tls ? { ca: opts.tls.caPem } : undefined, 60_000);
   } catch (error) {
     await child.stop();
     throw error;

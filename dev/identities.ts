@@ -13,8 +13,11 @@ export function applyIdentities(adminKubeconfig: string, manifests: Manifest[]):
   kubectlApply(adminKubeconfig, identityManifests(manifests), 'applying the namespace and RBAC of knative/');
 }
 
-/** Writes `<dir>/<serviceAccount>.kubeconfig`, authenticated by a fresh token; returns its path. */
-export async function serviceAccountKubeconfig(admin: KubeClient, server: string, caPem: string, serviceAccount: string, dir: string): Promise<string> {
+/**
+ * Writes `<dir>/<serviceAccount>.kubeconfig`, authenticated by a fresh token, reaching the API server
+ * as `cluster` (a kubeconfig cluster entry: server, CA, TLS settings); returns its path.
+ */
+export async function serviceAccountKubeconfig(admin: KubeClient, cluster: Record<string, unknown>, serviceAccount: string, dir: string): Promise<string> {
   const answer = await admin.request<{ status: { token: string } }>(
     'POST',
     `/api/v1/namespaces/${SYSTEM_NAMESPACE}/serviceaccounts/${serviceAccount}/token`,
@@ -27,7 +30,7 @@ export async function serviceAccountKubeconfig(admin: KubeClient, server: string
     stringify({
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [{ name: 'neoset-dev', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
+      clusters: [{ name: 'neoset-dev', cluster }],
       users: [{ name: user, user: { token: answer.status.token } }],
       contexts: [{ name: serviceAccount, context: { cluster: 'neoset-dev', user, namespace: SYSTEM_NAMESPACE } }],
       'current-context': serviceAccount,

@@ -6,11 +6,17 @@
 //   --resync-ms N       PingSource period of the bridge (default 3000; NEOSET_RESYNC_MS)
 //   --reconcile-port N  (default 8081)  --readiness-port N (8082)  --admission-port N (8443); 0: any free port
 //   --dir DIR           working directory (default .neoset/dev; NEOSET_DEV_DIR)
+//   --kubeconfig PATH   run against your cluster (kind, minikube, ...) instead of a local control plane:
+//   --context NAME      its context (default: the current one); no simulated kubelet; the CRD, the
+//                       functions' RBAC and the admission webhooks installed, the webhooks removed on exit
+//   --admission-host H  the address your API server calls the admission webhooks at (default 127.0.0.1)
 //   --bundled           run the dist/ bundles (built first) instead of the sources
 //   --verbose           print every invocation, no-ops included
+import { rmSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from '../scripts/build.ts';
+import { STOP_DEADLINE_MS } from './cluster/shutdown.ts';
 import { REPO_ROOT } from './functions.ts';
 import { startDevStack, type DevStack } from './stack.ts';
 
@@ -18,7 +24,7 @@ const say = (line: string) => process.stderr.write(`${line}\n`);
 
 function usage(message: string): never {
   say(`npm run dev: ${message}`);
-  say('usage: npm run dev -- [--record DIR] [--resync-ms N] [--reconcile-port N] [--readiness-port N] [--admission-port N] [--dir DIR] [--bundled] [--verbose]');
+  say('usage: npm run dev -- [--kubeconfig PATH [--context NAME] [--admission-host HOST]] [--record DIR] [--resync-ms N] [--reconcile-port N] [--readiness-port N] [--admission-port N] [--dir DIR] [--bundled] [--verbose]');
   process.exit(2);
 }
 
@@ -32,6 +38,9 @@ function parse() {
         'readiness-port': { type: 'string', default: '8082' },
         'admission-port': { type: 'string', default: '8443' },
         dir: { type: 'string', default: process.env.NEOSET_DEV_DIR ?? join(REPO_ROOT, '.neoset', 'dev') },
+        kubeconfig: { type: 'string' },
+        context: { type: 'string' },
+        'admission-host': { type: 'string' },
         bundled: { type: 'boolean', default: false },
         verbose: { type: 'boolean', default: false },
       },
@@ -58,22 +67,47 @@ const options = {
     readiness: integer('readiness-port', args['readiness-port'], 0, 65535),
     admission: integer('admission-port', args['admission-port'], 0, 65535),
   },
+  cluster: args.kubeconfig ? { kubeconfig: absolute(args.kubeconfig), context: args.context } : undefined,
+  admissionHost: args['admission-host'],
   bundled: args.bundled,
   verbose: args.verbose,
 };
+if (!args.kubeconfig && (args.context || args['admission-host'])) usage('--context and --admission-host go with --kubeconfig');
 
+/** Signals closer together than this are one Ctrl-C (see shutdown). */
+const REPEAT_MS = 1000;
 let stack: DevStack | undefined;
-let stopping = false;
-async function shutdown(why: string, code: number): Promise<never> {
+let stopping: { why: string; at: number } | undefined;
+const kubeconfigPath = join(options.dir, 'kubeconfig');
+
+/**
+ * Exits now: the children die with this process (processes.ts); what would outlive it (the kubeconfig,
+ * on your cluster the webhook registration) is undone first.
+ */
+function exit(code: number): never {
+  stack?.stopNow();
+  rmSync(kubeconfigPath, { force: true });
+  process.exit(code);
+}
+
+async function shutdown(why: string, code: number): Promise<void> {
   if (stopping) {
+    // A terminal's Ctrl-C reaches us twice: from the terminal (the whole foreground process group)
+    // and forwarded by npm. Only a later one is the user pressing it again.
+    if (Date.now() - stopping.at < REPEAT_MS) return;
     say(`${why} again: exiting now (the children die with this process)`);
-    process.exit(1);
+    exit(1);
   }
-  stopping = true;
+  stopping = { why, at: Date.now() };
   say(`stopping (${why})`);
+  // The parts' stops are bounded (dev/cluster/shutdown.ts); this is the backstop for the sum.
+  setTimeout(() => {
+    say(`not stopped within ${STOP_DEADLINE_MS} ms: killing what is left`);
+    exit(code);
+  }, STOP_DEADLINE_MS).unref();
   await stack?.stop();
   say('stopped');
-  process.exit(code);
+  exit(code);
 }
 process.on('SIGINT', () => void shutdown('SIGINT', 0));
 process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
@@ -92,11 +126,11 @@ try {
   const started = Date.now();
   stack = await startDevStack({ ...options, log: (line) => (stopping ? say(line) : process.stdout.write(`${line}\n`)) });
   // A part dying on its own ends the stack; during a deliberate stop the parts exit anyway.
-  void stack.failed.then((why) => stopping || shutdown(why, 1));
+  void stack.failed.then((why) => (stopping ? undefined : shutdown(why, 1)));
   const { reconcile, readiness, admission } = stack.functions;
   process.stdout.write(`export KUBECONFIG=${stack.kubeconfigPath}\n`);
   process.stdout.write(
-    `NeoSet dev stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s: kube-apiserver ${stack.controlPlane.version} at ${stack.controlPlane.server}; ` +
+    `NeoSet dev stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s: kube-apiserver ${stack.cluster.version} at ${stack.cluster.server}; ` +
       `reconcile ${reconcile.url}, readiness ${readiness.url}, admission ${admission.url}; logs in ${stack.logsDir}. Ctrl-C stops it.\n`,
   );
 } catch (error) {

@@ -8,7 +8,7 @@ import { appendFileSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from '
 import { join } from 'node:path';
 import { createKubeClient } from '../shared/k8s/client.ts';
 import { createCa, issueServingCert, LOOPBACK_HOSTS } from './cluster/certs.ts';
-import { startControlPlane, type ControlPlane } from './cluster/control-plane.ts';
+import { PROCESS_GRACE_MS, stopInOrder, type Part } from './cluster/shutdown.ts';
 import { installCrds } from './cluster/crd.ts';
 import { startKubelet, type Kubelet } from './kubelet/kubelet.ts';
 import { startPump, type Pump } from './bridge/pump.ts';
@@ -19,6 +19,7 @@ import { followFile, formatLogLine } from './log-view.ts';
 import { kustomize } from './manifests.ts';
 import { createRecorder, type Recorder } from './recorder.ts';
 import { localWebhooks, registerWebhooks } from './webhooks.ts';
+import { connectCluster, deleteManifests, deleteManifestsNow, startLocalCluster, type Cluster } from './your-cluster.ts';
 
 export interface DevStackOptions {
   /** Working directory: kubeconfig, logs, certificates, the control plane's data. */
@@ -33,6 +34,10 @@ export interface DevStackOptions {
   bundled?: boolean;
   /** Print every invocation, not only those that wrote something. */
   verbose?: boolean;
+  /** Run against this cluster (`--kubeconfig`, `--context`): no local control plane, no simulated kubelet. */
+  cluster?: { kubeconfig: string; context?: string };
+  /** The address the API server calls the admission webhooks at (default 127.0.0.1). */
+  admissionHost?: string;
   /** Progress and invocation lines. */
   log: (line: string) => void;
 }
@@ -40,7 +45,7 @@ export interface DevStackOptions {
 export interface DevStack {
   /** Admin kubeconfig: `<dir>/kubeconfig`. */
   kubeconfigPath: string;
-  controlPlane: ControlPlane;
+  cluster: Cluster;
   functions: Record<FunctionName, RunningFunction>;
   pump: Pump;
   recorder?: Recorder;
@@ -48,6 +53,8 @@ export interface DevStack {
   /** Resolves, with what happened, when a part of the stack dies on its own. */
   failed: Promise<string>;
   stop(): Promise<void>;
+  /** For an exit that cannot wait for stop(): undoes, synchronously, what would outlive the process. */
+  stopNow(): void;
 }
 
 const NODE_NAME = 'neoset-dev';
@@ -61,46 +68,46 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
   for (const old of ['cluster', 'logs']) rmSync(join(dir, old), { recursive: true, force: true });
   for (const d of [dir, logsDir, secretsDir]) mkdirSync(d, { recursive: true, mode: 0o700 });
   // Tokens and keys go with the stack; the logs stay for a post-mortem.
-  const cleanups: (() => Promise<void> | void)[] = [() => rmSync(secretsDir, { recursive: true, force: true })];
-  const stop = async () => {
-    // Last started, first stopped: nothing should see the API server vanish while still working.
-    for (const cleanup of cleanups.reverse()) {
-      try {
-        await cleanup();
-      } catch (error) {
-        log(`stop: ${(error as Error).message}`);
-      }
-    }
-    cleanups.length = 0;
-  };
+  const parts: Part[] = [{ name: 'secrets', stop: () => rmSync(secretsDir, { recursive: true, force: true }) }];
+  // Last started, first stopped: nothing should see the API server vanish while still working. Each
+  // within a bounded time (dev/cluster/shutdown.ts), whatever state the API server is in.
+  const stop = () => stopInOrder(parts.splice(0).reverse(), log);
 
   try {
-    const controlPlane = await startControlPlane({ dir: join(dir, 'cluster'), log: (line) => log(`control plane: ${line}`) });
-    cleanups.push(() => controlPlane.stop());
-    const kc = controlPlane.kubeConfig();
+    const cluster = opts.cluster
+      ? await connectCluster(opts.cluster.kubeconfig, opts.cluster.context, join(secretsDir, 'admin.kubeconfig'))
+      : await startLocalCluster(join(dir, 'cluster'), (line) => log(`control plane: ${line}`));
+    if (cluster.local) parts.push(cluster.local.part);
+    else log(`your cluster: kube-apiserver ${cluster.version} at ${cluster.server} (no local control plane, no simulated kubelet)`);
+    const kc = cluster.kubeConfig();
     const crds = await installCrds(kc);
     log(`installed CRD ${crds.join(', ')}`);
 
     // The functions' identities and RBAC, straight from knative/.
     const manifests = kustomize();
-    applyIdentities(controlPlane.kubeconfigPath, manifests);
+    applyIdentities(cluster.kubeconfigPath, manifests);
     const admin = createKubeClient(kc);
-    const kubeconfigOf = (serviceAccount: string) => serviceAccountKubeconfig(admin, controlPlane.server, controlPlane.caPem, serviceAccount, secretsDir);
+    const kubeconfigOf = (serviceAccount: string) => serviceAccountKubeconfig(admin, cluster.entry, serviceAccount, secretsDir);
     const [reconcileKc, readinessKc, admissionKc] = await Promise.all(['neoset-reconcile', 'neoset-readiness', 'neoset-admission'].map(kubeconfigOf));
     log('functions run as the ServiceAccounts neoset-reconcile, neoset-readiness, neoset-admission (knative/rbac.yaml, knative/admission-webhooks.yaml)');
 
-    const kubeletLog = join(logsDir, 'kubelet.log');
-    const kubelet: Kubelet = await startKubelet({
-      kubeConfig: kc,
-      nodeName: NODE_NAME,
-      log: (line) => appendFileSync(kubeletLog, `${new Date().toISOString()} ${line}\n`),
-    });
-    cleanups.push(() => kubelet.stop());
-    log(`simulated kubelet: node ${NODE_NAME}, all namespaces (log ${kubeletLog})`);
+    if (cluster.local) {
+      // Your cluster has kubelets of its own.
+      const kubeletLog = join(logsDir, 'kubelet.log');
+      const kubelet: Kubelet = await startKubelet({
+        kubeConfig: kc,
+        nodeName: NODE_NAME,
+        log: (line) => appendFileSync(kubeletLog, `${new Date().toISOString()} ${line}\n`),
+      });
+      parts.push({ name: 'simulated kubelet', stop: () => kubelet.stop() });
+      log(`simulated kubelet: node ${NODE_NAME}, all namespaces (log ${kubeletLog})`);
+    }
 
-    // The API server calls webhooks only over https: a serving certificate for 127.0.0.1 from a dev CA.
+    // The API server calls webhooks only over https: a serving certificate for the address it calls
+    // (127.0.0.1 unless --admission-host says otherwise) from a dev CA.
+    const admissionHost = opts.admissionHost ?? '127.0.0.1';
     const ca = await createCa('neoset-dev-ca');
-    const serving = await issueServingCert(ca, LOOPBACK_HOSTS);
+    const serving = await issueServingCert(ca, [...new Set([admissionHost, ...LOOPBACK_HOSTS])]);
     const certFile = join(secretsDir, 'admission.crt');
     const keyFile = join(secretsDir, 'admission.key');
     writeFileSync(certFile, serving.certPem, { mode: 0o600 });
@@ -110,9 +117,10 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     const started = await Promise.allSettled([
       startFunction(common('reconcile', reconcileKc)),
       startFunction(common('readiness', readinessKc)),
-      startFunction({ ...common('admission', admissionKc), tls: { certFile, keyFile, caPem: ca.certPem } }),
+      startFunction({ ...common('admission', admissionKc), tls: { certFile, keyFile, caPem: ca.certPem }, host: admissionHost }),
     ]);
-    for (const s of started) if (s.status === 'fulfilled') cleanups.push(() => s.value.process.stop());
+    const running = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    parts.push({ name: 'functions', stop: () => Promise.all(running.map((fn) => fn.process.stop(PROCESS_GRACE_MS))).then(() => {}), budgetMs: 2 * PROCESS_GRACE_MS });
     const failure = started.find((s) => s.status === 'rejected');
     if (failure) throw (failure as PromiseRejectedResult).reason;
     const [reconcile, readiness, admission] = started.map((s) => (s as PromiseFulfilledResult<RunningFunction>).value);
@@ -123,10 +131,15 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
         if (text) log(text);
       }),
     );
-    cleanups.push(() => unfollow.forEach((f) => f()));
+    parts.push({ name: 'log views', stop: () => unfollow.forEach((f) => f()) });
 
-    registerWebhooks(controlPlane.kubeconfigPath, localWebhooks(manifests, admission.url, ca.certPem));
-    log(`admission webhooks registered: ${admission.url}/mutate, ${admission.url}/validate`);
+    const webhooks = localWebhooks(manifests, admission.url, ca.certPem);
+    registerWebhooks(cluster.kubeconfigPath, webhooks);
+    // On your cluster the registration must go with us: under failurePolicy Fail a webhook that no
+    // longer answers refuses every NeoSet write. (The local control plane goes away as a whole.)
+    const deregister = () => !cluster.local && deleteManifestsNow(cluster.kubeconfigPath, webhooks);
+    if (!cluster.local) parts.push({ name: 'webhook registration', stop: () => deleteManifests(cluster.kubeconfigPath, webhooks), budgetMs: 3000 });
+    log(`admission webhooks registered: ${admission.url}/mutate, ${admission.url}/validate${cluster.local ? '' : ' (removed again when this stops)'}`);
 
     const recorder = opts.recordDir ? createRecorder(opts.recordDir) : undefined;
     const sinks = sinksFromTriggers(manifests, { 'neoset-reconcile': `${reconcile.url}/`, 'neoset-readiness': `${readiness.url}/` });
@@ -137,7 +150,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       record: recorder ? (event) => recorder.record(event) : undefined,
       log: (line) => log(`bridge: ${line}`),
     });
-    cleanups.push(() => pump.stop());
+    parts.push({ name: 'event bridge', stop: () => pump.stop() });
     await pump.ready;
     const pods = sinks.find((s) => s.kinds.includes('Pod'))!;
     log(
@@ -146,21 +159,26 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
         `resync every ${opts.resyncMs} ms${recorder ? `, recording into ${recorder.dir}` : ''}`,
     );
 
-    copyFileSync(controlPlane.kubeconfigPath, kubeconfigPath);
-    cleanups.unshift(() => rmSync(kubeconfigPath, { force: true }));
+    copyFileSync(cluster.kubeconfigPath, kubeconfigPath);
+    parts.unshift({ name: 'kubeconfig', stop: () => rmSync(kubeconfigPath, { force: true }) });
     const failed = Promise.race([
-      controlPlane.exited,
+      ...(cluster.local ? [cluster.local.exited] : []),
       ...[reconcile, readiness, admission].map(async (fn) => `${fn.name} exited (${await fn.process.exited}); log ${fn.process.logPath}:\n${fn.process.tail(20)}`),
     ]);
     return {
       kubeconfigPath,
-      controlPlane,
+      cluster,
       functions: { reconcile, readiness, admission },
       pump,
       recorder,
       logsDir,
       failed,
       stop,
+      stopNow() {
+        if (parts.length > 0) deregister();
+        rmSync(kubeconfigPath, { force: true });
+        rmSync(secretsDir, { recursive: true, force: true });
+      },
     };
   } catch (error) {
     await stop();

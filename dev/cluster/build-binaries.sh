@@ -15,6 +15,22 @@ OUT="$CACHE/k8s-$K8S_VERSION"
 STAGING_VERSION="v0.${K8S_VERSION#*.}"
 
 log() { echo "[build-binaries] $*" >&2; }
+# Minutes and seconds since $1 (a $SECONDS reading).
+since() { local s=$((SECONDS - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
+# Runs "$@" as step "$1", saying every 30 s which step and for how long: a first build is about ten
+# minutes on 2 cores, and silence that long looks like a hang.
+step() {
+  local what=$1 began=$SECONDS status=0 ticker
+  shift
+  log "$what"
+  ( while sleep 30; do log "$what: $(since "$began") so far ($(since "$START") in all)"; done ) &
+  ticker=$!
+  "$@" >&2 || status=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  if [ "$status" -ne 0 ]; then log "$what failed after $(since "$began")"; exit "$status"; fi
+  log "$what: done in $(since "$began")"
+}
 
 if [ -x "$OUT/etcd" ] && [ -x "$OUT/kube-apiserver" ] && [ -x "$OUT/kube-controller-manager" ]; then
   echo "$OUT"; exit 0
@@ -31,6 +47,8 @@ if [ -x "$OUT/etcd" ] && [ -x "$OUT/kube-apiserver" ] && [ -x "$OUT/kube-control
   echo "$OUT"; exit 0
 fi
 
+START=$SECONDS
+log "no complete build in $OUT: building etcd v$ETCD_VERSION, kube-apiserver and kube-controller-manager v$K8S_VERSION from the Go module proxy, once per machine (about 10 minutes on 2 cores). To skip it: copy $OUT from another machine (or point NEOSET_CACHE at a shared one), or set KUBEBUILDER_ASSETS / TEST_ASSET_* to envtest binaries"
 WORK="$CACHE/src-$K8S_VERSION"
 mkdir -p "$WORK/k8s" "$WORK/etcd"
 export GOFLAGS=-mod=mod CGO_ENABLED=0
@@ -61,24 +79,24 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 )
 GO
-go mod tidy >&2
+step "resolving the Kubernetes modules (go mod tidy)" go mod tidy
 IFS=. read -r k8s_major k8s_minor _ <<<"$K8S_VERSION"
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION -X k8s.io/component-base/version.gitMajor=$k8s_major -X k8s.io/component-base/version.gitMinor=$k8s_minor"
 ldflags="$ldflags -X k8s.io/client-go/pkg/version.gitVersion=v$K8S_VERSION"
+n=0
 for bin in kube-apiserver kube-controller-manager; do
-  log "building $bin (several minutes on 2 cores)"
-  go build -trimpath -ldflags "$ldflags" -o "$OUT/$bin.tmp" "k8s.io/kubernetes/cmd/$bin"
+  n=$((n + 1))
+  step "building $bin ($n/3, several minutes on 2 cores)" go build -trimpath -ldflags "$ldflags" -o "$OUT/$bin.tmp" "k8s.io/kubernetes/cmd/$bin"
   mv "$OUT/$bin.tmp" "$OUT/$bin"
 done
 
 # --- etcd: the module go.etcd.io/etcd/server/v3 is itself the etcd main package.
-log "building etcd v$ETCD_VERSION"
 cd "$WORK/etcd"
 printf 'module neoset.local/etcd\n\ngo 1.24\n\nrequire go.etcd.io/etcd/server/v3 v%s\n' "$ETCD_VERSION" > go.mod
 printf '//go:build tools\n\npackage etcd\n\nimport _ "go.etcd.io/etcd/server/v3"\n' > tools.go
-go mod tidy >&2
-go build -trimpath -ldflags "-s -w" -o "$OUT/etcd.tmp" go.etcd.io/etcd/server/v3
+step "resolving the etcd modules (go mod tidy)" go mod tidy
+step "building etcd v$ETCD_VERSION (3/3)" go build -trimpath -ldflags "-s -w" -o "$OUT/etcd.tmp" go.etcd.io/etcd/server/v3
 mv "$OUT/etcd.tmp" "$OUT/etcd"
 
-log "done: $OUT"
+log "done in $(since "$START"): $OUT"
 echo "$OUT"

@@ -15,11 +15,13 @@ import {
   removeRunFiles,
   REPO_ROOT,
 } from './local-cluster.ts';
+import { STOP_DEADLINE_MS } from './shutdown.ts';
 
 const DAEMON = new URL('./daemon.ts', import.meta.url).pathname;
 // A first run may build the binaries from source (build-binaries.sh): many minutes on 2 cores.
 const UP_TIMEOUT_MS = 45 * 60_000;
-const DOWN_GRACE_MS = 20_000;
+// The daemon's own stop is bounded (shutdown.ts); past that, SIGKILL takes its children along.
+const DOWN_GRACE_MS = STOP_DEADLINE_MS;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -44,9 +46,10 @@ function printReady(): void {
   process.stdout.write(`export KUBECONFIG=${state.kubeconfig}\n`);
 }
 
-async function waitUntilReady(pid: number, follow: () => void): Promise<number> {
+async function waitUntilReady(pid: number, follow: () => void, abandoned = () => false): Promise<number> {
   const deadline = Date.now() + UP_TIMEOUT_MS;
   while (Date.now() < deadline) {
+    if (abandoned()) return 1;
     follow();
     if (readState()?.pid === pid) return 0;
     if (!isAlive(pid)) {
@@ -82,7 +85,18 @@ async function up(): Promise<number> {
   daemon.unref();
   writeFileSync(localCluster.pidFile, `${daemon.pid}\n`);
   say(`starting the cluster daemon (pid ${daemon.pid}); log ${localCluster.daemonLog}`);
-  const code = await waitUntilReady(daemon.pid!, logFollower(localCluster.daemonLog, 0));
+  // The daemon is detached, out of reach of a terminal's Ctrl-C: pressing it while we wait means
+  // "never mind", so the cluster being started is stopped rather than left running unannounced.
+  let stopped: Promise<number> | undefined;
+  const interrupt = () => {
+    if (stopped) return; // npm forwards the terminal's SIGINT: the same Ctrl-C reaches us twice
+    say('interrupted: stopping the cluster being started');
+    stopped = down().then(() => 1);
+  };
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', interrupt);
+  const code = await waitUntilReady(daemon.pid!, logFollower(localCluster.daemonLog, 0), () => stopped !== undefined);
+  if (stopped) return stopped;
   if (code === 0) printReady();
   return code;
 }

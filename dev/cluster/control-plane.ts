@@ -11,6 +11,7 @@ import { kubeconfigYaml } from './kubeconfig.ts';
 import { freePorts } from './ports.ts';
 import { probe, waitForHealthy, type TlsClient } from './probe.ts';
 import { startProcess, type ManagedProcess } from './processes.ts';
+import { PROCESS_GRACE_MS } from './shutdown.ts';
 
 export interface ControlPlaneOptions {
   /** Working directory (certs, etcd data, logs, kubeconfig). Default: a new temporary directory. */
@@ -221,9 +222,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const admin: TlsClient = { ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem };
   const processes = new Map<string, ManagedProcess>();
   const stopAll = async () => {
-    // Controllers first, storage last: nothing should see etcd vanish while still serving.
-    await Promise.all([processes.get('kube-controller-manager')?.stop(), processes.get('kube-apiserver')?.stop()]);
-    await processes.get('etcd')?.stop();
+    // Controllers first, storage last: nothing should see etcd vanish while still serving. A short
+    // grace (shutdown.ts): the data is thrown away, and after a terminal's Ctrl-C etcd is gone first,
+    // so kube-apiserver's drain would only wait out its request timeout.
+    await Promise.all([processes.get('kube-controller-manager')?.stop(PROCESS_GRACE_MS), processes.get('kube-apiserver')?.stop(PROCESS_GRACE_MS)]);
+    await processes.get('etcd')?.stop(PROCESS_GRACE_MS);
   };
   const spawnLogged = (name: string, binary: string, args: string[]) => {
     const child = startProcess(name, binary, args, join(dir, `${name}.log`));

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from './control-plane.ts';
 import { installCrds } from './crd.ts';
+import { PROCESS_GRACE_MS, stopInOrder, type Part } from './shutdown.ts';
 import { localCluster, removeRunFiles, type LocalClusterState } from './local-cluster.ts';
 
 const NODE_NAME = 'neoset-local';
@@ -13,43 +14,44 @@ const KUBELET_MODULE = new URL('../kubelet/kubelet.ts', import.meta.url);
 
 const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
 
-interface Stoppable {
-  stop(): Promise<void>;
-}
 
 /** The simulated kubelet, if that module exists and exports startKubelet (it is developed separately). */
-async function startKubeletIfPresent(kubeConfig: KubeConfig): Promise<Stoppable | undefined> {
+async function startKubeletIfPresent(kubeConfig: KubeConfig): Promise<Part | undefined> {
   if (!existsSync(KUBELET_MODULE)) {
     log(`no ${KUBELET_MODULE.pathname}: running without a kubelet (pods will stay Pending)`);
     return undefined;
   }
-  const module = (await import(KUBELET_MODULE.href)) as { startKubelet?: (opts: object) => Promise<Stoppable> };
+  const module = (await import(KUBELET_MODULE.href)) as { startKubelet?: (opts: object) => Promise<{ stop(): Promise<void> }> };
   if (typeof module.startKubelet !== 'function') {
     log(`${KUBELET_MODULE.pathname} exports no startKubelet: running without a kubelet`);
     return undefined;
   }
   const kubelet = await module.startKubelet({ kubeConfig, nodeName: NODE_NAME, log });
   log(`simulated kubelet running as node ${NODE_NAME} for all namespaces`);
-  return kubelet;
+  return { name: 'simulated kubelet', stop: () => kubelet.stop() };
 }
 
 async function main(): Promise<void> {
-  await rm(localCluster.dataDir, { recursive: true, force: true });
-  const controlPlane = await startControlPlane({ dir: localCluster.dataDir, log });
-  const stoppables: Stoppable[] = [controlPlane];
+  const parts: Part[] = [];
   let stopping = false;
   const shutdown = async (why: string, code: number) => {
     if (stopping) return;
     stopping = true;
     log(`stopping (${why})`);
-    // Last started, first stopped: the kubelet before the API server it talks to.
-    for (const part of stoppables.reverse()) await part.stop().catch((error: Error) => log(`stop: ${error.message}`));
+    // Last started, first stopped: the kubelet before the API server it talks to; each bounded in
+    // time. Mid-startup, what has no part yet is a child process, killed as we exit (processes.ts).
+    await stopInOrder(parts.splice(0).reverse(), log);
     removeRunFiles();
     log('stopped');
     process.exit(code);
   };
+  // First of all: `cluster:down` may come while the control plane is still starting.
   process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
   process.on('SIGINT', () => void shutdown('SIGINT', 0));
+
+  await rm(localCluster.dataDir, { recursive: true, force: true });
+  const controlPlane = await startControlPlane({ dir: localCluster.dataDir, log });
+  parts.push({ name: 'control plane', stop: () => controlPlane.stop(), budgetMs: 3 * PROCESS_GRACE_MS });
   void controlPlane.exited.then((line) => shutdown(line, 1));
 
   try {
@@ -59,7 +61,7 @@ async function main(): Promise<void> {
       log(`simulated kubelet failed to start, running without it: ${error.stack ?? error.message}`);
       return undefined;
     });
-    if (kubelet) stoppables.push(kubelet);
+    if (kubelet) parts.push(kubelet);
     await copyFile(controlPlane.kubeconfigPath, localCluster.kubeconfig);
     const state: LocalClusterState = {
       pid: process.pid,

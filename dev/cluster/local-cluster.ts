@@ -1,11 +1,12 @@
 // Where `npm run cluster:up` keeps its cluster: .neoset/cluster/ under the repository root
-// (git-ignored). The daemon owns these files; the CLI only reads them, and cleans up after a daemon
-// that could not (SIGKILL).
+// (git-ignored), or NEOSET_CLUSTER_HOME. The daemon owns these files; the CLI only reads them, and
+// cleans up after a daemon that could not (SIGKILL).
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const REPO_ROOT = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
-export const CLUSTER_HOME = join(REPO_ROOT, '.neoset', 'cluster');
+/** NEOSET_CLUSTER_HOME moves it (tests run a cluster of their own beside a user's). */
+export const CLUSTER_HOME = process.env.NEOSET_CLUSTER_HOME || join(REPO_ROOT, '.neoset', 'cluster');
 
 export const localCluster = {
   /** The control plane's working directory (certs, etcd data, process logs). */

@@ -5,13 +5,15 @@
 import { limitsFromEnv } from '../../shared/admission/limits.ts';
 import { createLogger } from '../../shared/http/logger.ts';
 import { runFunction } from '../../shared/http/main.ts';
-import { createKubeClient, loadKubeConfig } from '../../shared/k8s/client.ts';
+import { kubeClientOnFirstUse } from '../../shared/k8s/client.ts';
 import { createApp } from './app.ts';
 import { apiDryRunPod } from './dry-run.ts';
 
 const logger = createLogger('admission');
+// client-node is loaded after the server listens, not before (deferredKubeClient).
+const client = kubeClientOnFirstUse();
 await runFunction('admission', logger, () => {
   const limits = limitsFromEnv(process.env);
   logger.info({ maxReplicas: limits.maxReplicas, maxCpu: limits.maxCpu?.text ?? null, maxMemory: limits.maxMemory?.text ?? null }, 'admission limits');
-  return createApp({ dryRunPod: apiDryRunPod(createKubeClient(loadKubeConfig())), limits, logger });
-});
+  return createApp({ dryRunPod: apiDryRunPod(client), limits, logger });
+}, client.load);

@@ -1,11 +1,11 @@
 // A function process's entry: read PORT / HOST / TLS_CERT_FILE / TLS_KEY_FILE, start the hono app
-// (shared/http/serve.ts), and stop gracefully on SIGTERM (what Knative and Kubernetes send) or SIGINT.
+// (shared/http/serve.ts), load the API client soon after (deferredKubeClient in shared/k8s/client.ts),
+// and stop gracefully on SIGTERM (what Knative and Kubernetes send) or SIGINT.
 // A bad setting exits 2 with a message naming the variable.
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { ConfigError } from '../config-error.ts';
 import { startServer, type TlsFiles } from './serve.ts';
-
 
 export function tlsFromEnv(env: NodeJS.ProcessEnv): TlsFiles | null {
   const certFile = env.TLS_CERT_FILE?.trim();
@@ -22,8 +22,14 @@ export function portFromEnv(env: NodeJS.ProcessEnv): number {
   return port;
 }
 
-/** Starts `makeApp()` from the environment; never returns on a configuration error (exit 2). */
-export async function runFunction(name: string, logger: Logger, makeApp: () => Hono): Promise<void> {
+const AFTER_LISTENING_DELAY_MS = 1000;
+
+/**
+ * Starts `makeApp()` from the environment; never returns on a configuration error (exit 2). Then, the
+ * server listening, `afterListening()` (loading what the first request will need) a moment later;
+ * its failure (e.g. a kubeconfig that does not load) stops the process as a failure to start would.
+ */
+export async function runFunction(name: string, logger: Logger, makeApp: () => Hono, afterListening?: () => Promise<unknown>): Promise<void> {
   try {
     const running = await startServer({
       app: makeApp(),
@@ -38,6 +44,16 @@ export async function runFunction(name: string, logger: Logger, makeApp: () => H
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
+    // Not at once: loading client-node takes the event loop for tens of ms, and the platform's first
+    // readiness probe should not wait behind it. The first event, if sooner, loads it itself.
+    if (afterListening) {
+      setTimeout(() => {
+        afterListening().catch((err: unknown) => {
+          logger.fatal({ err }, `${name} cannot start`);
+          process.exit(1);
+        });
+      }, AFTER_LISTENING_DELAY_MS).unref();
+    }
   } catch (err) {
     const config = err instanceof ConfigError;
     logger.fatal({ err: config ? (err as Error).message : err }, `${name} cannot start`);

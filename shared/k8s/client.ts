@@ -4,7 +4,8 @@
 // write must carry exactly the resourceVersion / patch type it was computed with (SPEC §2, §8).
 import https from 'node:https';
 import http from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
+// Only the type: client-node is loaded by kubeconfig.ts, where a KubeConfig is made (see deferred()).
+import type { KubeConfig } from '@kubernetes/client-node';
 import { apiRequests } from '../metrics/registry.ts';
 
 export type PatchType = 'merge' | 'strategic' | 'json';
@@ -51,12 +52,25 @@ export interface KubeClient {
   request<T = unknown>(verb: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, opts?: RequestOptions): Promise<T>;
 }
 
-/** Loads KUBECONFIG (or ~/.kube/config), or the in-cluster service account when run in a pod. */
-export function loadKubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  return kc;
+/**
+ * A client made on its first request by `make` — for the functions, whose KubeConfig comes from
+ * client-node: its module graph (undici, js-yaml, every generated API class) is most of what a cold
+ * start would evaluate, and /healthz needs none of it. `load()` makes it now: the functions call it
+ * once they are listening, so a broken kubeconfig still stops them at start (shared/http/main.ts).
+ */
+export function deferredKubeClient(make: () => Promise<KubeClient>): KubeClient & { load(): Promise<KubeClient> } {
+  let made: Promise<KubeClient> | undefined;
+  const load = () => (made ??= make());
+  return {
+    load,
+    async request(verb, path, opts) {
+      return (await load()).request(verb, path, opts);
+    },
+  };
 }
+
+/** The functions' client: KUBECONFIG or the in-cluster service account, loaded on first use. */
+export const kubeClientOnFirstUse = () => deferredKubeClient(async () => (await import('./kubeconfig.ts')).kubeClientFromEnvironment());
 
 /** The metric label for a path: the resource plural (and subresource), never a name. */
 export function resourceOf(path: string): string {

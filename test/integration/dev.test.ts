@@ -15,6 +15,7 @@ import { freePorts } from '../../dev/cluster/ports.ts';
 import { probe } from '../../dev/cluster/probe.ts';
 import { isAlive } from '../../dev/cluster/local-cluster.ts';
 import { poll } from '../../dev/cluster/wait.ts';
+import { readmeWalkthrough } from '../e2e/readme-walkthrough.ts';
 
 const REPO_ROOT = new URL('../..', import.meta.url).pathname;
 const EXAMPLE = join(REPO_ROOT, 'examples', 'mysql.yaml');
@@ -128,20 +129,6 @@ describe('npm run dev', () => {
   let reconcileUrl = '';
   const pids: number[] = [];
 
-  const k = (args: string[], input?: string) => {
-    const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { input, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
-  const neoset = () => JSON.parse(k(['get', 'neo', 'mysql', '-o', 'json']));
-  const pods = () => JSON.parse(k(['get', 'pods', '-l', 'app=mysql', '-o', 'json'])).items as { metadata: { name: string; uid: string }; spec: { containers: { image: string }[] } }[];
-  const settled = (phases: string[], image: string) => () => {
-    const n = neoset();
-    const s = n.status ?? {};
-    const done = s.observedGeneration === n.metadata.generation && phases.includes(s.phase) && s.readyReplicas === 5 && s.updatedReplicas === 5 && s.currentImage === image;
-    return Promise.resolve(done ? n : undefined);
-  };
-
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'neoset-dev-'));
     const ports = ['--reconcile-port', '0', '--readiness-port', '0', '--admission-port', '0'];
@@ -170,12 +157,7 @@ describe('npm run dev', () => {
   });
 
   it('drives examples/mysql.yaml through an in-place rollout to a new image', async () => {
-    k(['apply', '-f', EXAMPLE]);
-    await poll('mysql to be ready on mysql:8.0', settled(['Idle'], 'mysql:8.0'), { timeoutMs: 90_000, intervalMs: 250 });
-    const before = pods();
-    k(['patch', 'neo', 'mysql', '--type', 'json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'mysql:8.1' }])]);
-    await poll('the rollout to mysql:8.1 to complete', settled(['Completed'], 'mysql:8.1'), { timeoutMs: 120_000, intervalMs: 250 });
-    const after = pods();
+    const { before, after } = await readmeWalkthrough(kubeconfig);
     expect(after.map((p) => p.spec.containers[0].image)).toEqual(Array(5).fill('mysql:8.1'));
     // In place: the same pods (uid), not new ones.
     expect(Object.fromEntries(after.map((p) => [p.metadata.name, p.metadata.uid]))).toEqual(Object.fromEntries(before.map((p) => [p.metadata.name, p.metadata.uid])));

@@ -2,7 +2,7 @@
 // the CLI's messages and exit codes), lists and watches them, then listens.
 import pino from 'pino';
 import { startServer } from '../../../shared/http/serve.ts';
-import { loadKubeConfig } from '../../../shared/k8s/client.ts';
+import { loadKubeConfig } from '../../../shared/k8s/kubeconfig.ts';
 import type { Cluster } from '../cluster.ts';
 import { usageError } from '../errors.ts';
 import { paths } from '../../../shared/k8s/paths.ts';

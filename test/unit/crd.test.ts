@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { NeoSetSpec } from './neoset.ts';
-import { CRD_PATH, renderCrd } from './gen-crd.ts';
-import { SPEC_DEFAULTS } from '../../test/fixtures/spec-defaults.ts';
+import { NeoSetSpec } from '../../shared/api/neoset.ts';
+import { CRD_PATH, renderCrd } from '../../shared/api/gen-crd.ts';
+import { SPEC_DEFAULTS } from '../fixtures/spec-defaults.ts';
 
 type Schema = { type?: string; properties?: Record<string, Schema>; items?: Schema; description?: string; [k: string]: unknown };
 

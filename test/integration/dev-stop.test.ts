@@ -1,0 +1,124 @@
+// Ctrl-C in a terminal, as issue #15 found it: the terminal sends SIGINT to every process of the
+// foreground process group at once — npm, dev/main.ts, etcd, kube-apiserver, kube-controller-manager,
+// the three functions — so the API server goes away while the stack is still using it. Whatever the
+// moment (starting, idle, mid-rollout), everything must be gone within 5 s, the kubeconfig removed,
+// and `npm run dev` must exit 0. Likewise `npm run cluster:down` (and Ctrl-C of `cluster:up`).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { poll } from '../../dev/cluster/wait.ts';
+import { imagePatch, kubectlOn } from '../e2e/readme-walkthrough.ts';
+import { pressCtrlC, processGroup, startDev, startNpm, STOP_WITHIN_MS, untilOutput, type Dev } from '../e2e/terminal.ts';
+
+const REPO_ROOT = new URL('../..', import.meta.url).pathname;
+const EXAMPLE = join(REPO_ROOT, 'examples', 'mysql.yaml');
+
+describe('Ctrl-C of npm run dev (SIGINT to the whole process group)', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const expectStopped = async (dev: Dev, situation: string) => {
+    dirs.push(dev.dir);
+    const { code, ms, left, before } = await pressCtrlC(dev);
+    console.log(`[dev-stop] ${situation}: ${before.length} processes (${before.map((p) => p.split(' ')[1]).join(', ')}) gone ${ms} ms after SIGINT, exit ${code}`);
+    expect(left, `still running ${STOP_WITHIN_MS} ms after Ctrl-C ${situation}:\n${dev.output()}`).toEqual([]);
+    expect(code, dev.output()).toBe(0);
+    expect(existsSync(join(dev.dir, 'kubeconfig'))).toBe(false);
+  };
+
+  it('during startup, once kube-apiserver runs', async () => {
+    const dev = startDev();
+    await untilOutput(dev, 'started kube-apiserver');
+    await expectStopped(dev, 'during startup');
+  }, 240_000);
+
+  it('during startup, once the functions run (the kubelet and the API server busy)', async () => {
+    const dev = startDev();
+    await untilOutput(dev, 'admission: https://');
+    await expectStopped(dev, 'late in startup');
+  }, 240_000);
+
+  it('idle', async () => {
+    const dev = startDev();
+    await untilOutput(dev, 'NeoSet dev stack ready');
+    await expectStopped(dev, 'idle');
+  }, 240_000);
+
+  it('mid-rollout', async () => {
+    const dev = startDev(['--resync-ms', '1000']);
+    await untilOutput(dev, 'NeoSet dev stack ready');
+    const kubectl = kubectlOn(join(dev.dir, 'kubeconfig'));
+    const status = () => JSON.parse(kubectl(['get', 'neo', 'mysql', '-o', 'json'])).status ?? {};
+    kubectl(['apply', '-f', EXAMPLE]);
+    await poll('mysql to be ready', async () => (status().readyReplicas === 5 ? true : undefined), { timeoutMs: 90_000, intervalMs: 250 });
+    kubectl(['patch', 'neo', 'mysql', '--type', 'json', '-p', imagePatch('mysql:8.1')]);
+    await poll('the rollout to be under way', async () => {
+      const s = status();
+      return s.phase === 'RollingOut' && s.updatedReplicas >= 1 && s.updatedReplicas < 5 ? true : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 100 });
+    await expectStopped(dev, 'mid-rollout');
+  }, 240_000);
+});
+
+describe('npm run cluster:down, and Ctrl-C of cluster:up', () => {
+  const home = mkdtempSync(join(tmpdir(), 'neoset-cluster-stop-'));
+  const env = { ...process.env, NEOSET_CLUSTER_HOME: home };
+  afterAll(() => {
+    spawnSync('npm', ['run', 'cluster:down'], { cwd: REPO_ROOT, env });
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  const startUp = () => {
+    rmSync(join(home, 'daemon.log'), { force: true }); // the previous daemon's
+    return startNpm(['cluster:up'], env);
+  };
+  const daemonPid = () => Number(readFileSync(join(home, 'daemon.pid'), 'utf8'));
+  const daemonLog = () => (existsSync(join(home, 'daemon.log')) ? readFileSync(join(home, 'daemon.log'), 'utf8') : '');
+  const untilDaemonLog = (text: string) => poll(`"${text}" in the daemon log`, async () => (daemonLog().includes(text) ? true : undefined), { timeoutMs: 180_000, intervalMs: 50 });
+
+  /** Runs `stop`, then waits until nothing of the daemon's process group is left (at most 5 s). */
+  const stopsWithin = async (stop: () => Promise<unknown>, situation: string) => {
+    const pgid = daemonPid(); // cluster:up starts the daemon detached: it leads its own group
+    const before = processGroup(pgid).map((p) => p.name);
+    expect(before.length).toBeGreaterThan(1);
+    const started = Date.now();
+    await stop();
+    while (processGroup(pgid).length > 0 && Date.now() - started < STOP_WITHIN_MS) await new Promise((resolve) => setTimeout(resolve, 50));
+    const left = processGroup(pgid).map((p) => `${p.pid} ${p.name}`);
+    console.log(`[cluster-stop] ${situation}: ${before.length} processes (${before.join(', ')}) gone ${Date.now() - started} ms after it`);
+    if (left.length > 0) process.kill(-pgid, 'SIGKILL');
+    expect(left, `${situation}: still running after ${STOP_WITHIN_MS} ms\n${daemonLog()}`).toEqual([]);
+    for (const file of ['state.json', 'daemon.pid', 'kubeconfig']) expect(existsSync(join(home, file)), file).toBe(false);
+  };
+  const down = () => {
+    const r = spawnSync('npm', ['run', 'cluster:down'], { cwd: REPO_ROOT, env, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+  };
+
+  it('cluster:down while cluster:up is still starting', async () => {
+    const up = startUp();
+    await untilDaemonLog('started kube-apiserver');
+    await stopsWithin(async () => down(), 'cluster:down during startup');
+    expect(await up.exited).not.toBe(0);
+  }, 240_000);
+
+  it('Ctrl-C of cluster:up while it waits for the cluster: the cluster being started is stopped', async () => {
+    const up = startUp();
+    await untilDaemonLog('started kube-apiserver');
+    await stopsWithin(async () => {
+      process.kill(-up.child.pid!, 'SIGINT');
+      await up.exited;
+    }, 'Ctrl-C of cluster:up');
+    expect(up.output()).toContain('interrupted: stopping the cluster being started');
+  }, 240_000);
+
+  it('cluster:down of a running cluster', async () => {
+    const up = startUp();
+    expect(await up.exited, up.output()).toBe(0);
+    await stopsWithin(async () => down(), 'cluster:down idle');
+  }, 240_000);
+});
