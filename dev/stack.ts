@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createKubeClient } from '../shared/k8s/client.ts';
 import { createCa, issueServingCert, LOOPBACK_HOSTS } from './cluster/certs.ts';
 import { startControlPlane, type ControlPlane } from './cluster/control-plane.ts';
+import { freePorts } from './cluster/ports.ts';
 import { installCrds } from './cluster/crd.ts';
 import { startKubelet, type Kubelet } from './kubelet/kubelet.ts';
 import { startPump, type Pump } from './bridge/pump.ts';
@@ -110,7 +111,8 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     const started = await Promise.allSettled([
       startFunction(common('reconcile', reconcileKc)),
       startFunction(common('readiness', readinessKc)),
-      startFunction({ ...common('admission', admissionKc), tls: { certFile, keyFile, caPem: ca.certPem } }),
+      // Like knative/admission.yaml: https for the API server, /metrics on a plain-http port for Prometheus.
+      startFunction({ ...common('admission', admissionKc), tls: { certFile, keyFile, caPem: ca.certPem }, metricsPort: (await freePorts(1))[0] }),
     ]);
     for (const s of started) if (s.status === 'fulfilled') cleanups.push(() => s.value.process.stop());
     const failure = started.find((s) => s.status === 'rejected');
