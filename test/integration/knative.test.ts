@@ -3,7 +3,7 @@
 // `kubectl apply --dry-run=server -k knative/`, so a schema mistake fails here rather than in a
 // user's deploy. The ServiceAccounts and their RBAC are applied for real and each one's permissions
 // are compared with `kubectl auth can-i --list` against the list its function's code needs.
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +14,9 @@ import { createTestNamespace, kubeConfig, kubectl } from '../cluster/harness.ts'
 
 const KNATIVE_DIR = new URL('../../knative/', import.meta.url).pathname;
 const FIXTURES = new URL('../fixtures/knative-crds/', import.meta.url).pathname;
+const OPERATOR_FIXTURES = new URL('../fixtures/prometheus-operator-crds/', import.meta.url).pathname;
+/** For the Prometheus Operator, applied on their own (not in kustomization.yaml: they need its CRDs). */
+const MONITORING = ['podmonitor.yaml', 'prometheus-rules.yaml'].map((f) => join(KNATIVE_DIR, f));
 const NAMESPACE = 'neoset-system';
 
 type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; spec?: any };
@@ -75,8 +78,10 @@ let manifests: Manifest[] = [];
 
 beforeAll(async () => {
   // The Knative CRDs (cluster-scoped, harmless to the other test files: nothing serves them).
-  for (const file of readdirSync(FIXTURES).filter((f) => f.endsWith('.yaml'))) {
-    await installCrds(kubeConfig(), join(FIXTURES, file), { timeoutMs: 60_000 });
+  for (const dir of [FIXTURES, OPERATOR_FIXTURES]) {
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml'))) {
+      await installCrds(kubeConfig(), join(dir, file), { timeoutMs: 60_000 });
+    }
   }
   // Namespaced objects can be dry-run only into a namespace that exists.
   await run(['apply', '-f', '-'], stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } }));
@@ -100,6 +105,27 @@ describe('knative/', () => {
     expect(applied.length).toBe(manifests.length);
     for (const kind of ['Service', 'Broker', 'Trigger', 'ApiServerSource', 'PingSource', 'Deployment', 'ValidatingWebhookConfiguration']) {
       expect(manifests.some((m) => m.kind === kind), kind).toBe(true);
+    }
+  });
+
+  it('ships a PodMonitor (honorLabels, admission on its plain-http metrics port) and a PrometheusRule that pass server-side validation with the Prometheus Operator CRDs', async () => {
+    const r = await kubectl(['apply', '--dry-run=server', ...MONITORING.flatMap((f) => ['-f', f])]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('podmonitor.monitoring.coreos.com/neoset created (server dry run)');
+    expect(r.stdout).toContain('prometheusrule.monitoring.coreos.com/neoset created (server dry run)');
+    const [podMonitor] = parseAllDocuments(readFileSync(MONITORING[0], 'utf8')).map((d) => d.toJS());
+    const endpoints = podMonitor.spec.podMetricsEndpoints as { port: string; honorLabels?: boolean }[];
+    expect(endpoints.filter((e) => e.honorLabels).map((e) => e.port).sort()).toEqual(['metrics', 'user-port']);
+    // admission: the scrape annotations and the PodMonitor name its plain-http port, not https 8080.
+    const admission = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'neoset-admission')!;
+    const [container] = admission.spec.template.spec.containers;
+    expect(container.ports).toContainEqual({ name: 'metrics', containerPort: 9090 });
+    expect(container.env).toContainEqual({ name: 'METRICS_PORT', value: '9090' });
+    expect(admission.spec.template.metadata.annotations).toMatchObject({ 'prometheus.io/port': '9090', 'prometheus.io/path': '/metrics' });
+    expect(admission.spec.template.metadata.annotations).not.toHaveProperty('prometheus.io/scheme');
+    // Every image is pinned: a tag or a digest, never a bare name.
+    for (const m of manifests.filter((m) => m.spec?.template?.spec?.containers)) {
+      for (const c of m.spec.template.spec.containers) expect(c.image, `${m.kind} ${m.metadata.name}`).toMatch(/(:[\w.-]+|@sha256:[0-9a-f]{64})$/);
     }
   });
 
