@@ -1,5 +1,6 @@
-// A function process's entry: read PORT / HOST / TLS_CERT_FILE / TLS_KEY_FILE, start the hono app
-// (shared/http/serve.ts), and stop gracefully on SIGTERM (what Knative and Kubernetes send) or SIGINT.
+// A function process's entry: read PORT / HOST / TLS_CERT_FILE / TLS_KEY_FILE / METRICS_PORT, start the
+// hono app (shared/http/serve.ts) and, with METRICS_PORT, its /metrics alone over plain http, and stop
+// gracefully on SIGTERM (what Knative and Kubernetes send) or SIGINT.
 // A bad setting exits 2 with a message naming the variable.
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
