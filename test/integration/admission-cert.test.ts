@@ -141,6 +141,7 @@ describe('npm run admission:cert', () => {
 
     const results = await writer.stop();
     const refused = results.filter((r) => !r.ok).map((r) => r.message);
+    console.log(`${results.length} NeoSet writes through two rotations, ${refused.length} refused${refused.length ? `; first: ${refused[0]}` : ''}`);
     expect(refused).toEqual([]);
     expect(plain.caChanged).toBe(false);
     expect(bundleAfterPlain).toEqual(bundleBefore);
