@@ -1,9 +1,19 @@
 # syntax=docker/dockerfile:1
 # One image, three functions: NEOSET_FUNCTION=reconcile|readiness|admission selects which one runs
 # (knative/*.yaml set it; README "Deploy to Knative"). Each function is one esbuild bundle holding
-# all of its production dependencies, so the runtime stage has no node_modules at all.
+# all of its production dependencies, so the runtime has no node_modules at all.
 #   docker build -t ghcr.io/neoset/neoset:0.1.0 .
-ARG NODE_IMAGE=node:24-slim
+#
+# The base: a fixed Node release (24.21.0, the node@24.21.0 the tests run on), not the moving `24-slim`.
+# Not by digest: the tag is rebuilt for Debian's security updates, and nothing here can ask a
+# registry which digest is current (public Dockerfiles pin different ones for this same tag). To pin
+# one: `docker buildx imagetools inspect node:24.21.0-bookworm-slim`, then
+# `--build-arg NODE_IMAGE=node:24.21.0-bookworm-slim@sha256:<digest>`.
+# Distroless (gcr.io/distroless/nodejs24-debian12) was considered: smaller still and without a shell,
+# but it publishes no version tags (it could be pinned only by a digest we cannot look up here) and its
+# Node release would differ from the one the compile cache below is made with. The last stage gets
+# most of its benefit: a single layer with no npm, corepack or yarn in it.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
@@ -16,26 +26,38 @@ COPY shared shared
 COPY scripts/build.ts scripts/build.ts
 RUN npm run build
 
-FROM ${NODE_IMAGE}
-# npm and corepack are not needed to run a bundle: less to patch, less to exploit.
-RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \
+# The runtime's file system, made in a stage of its own and copied whole into the last one: a file
+# deleted in a later layer is still in the image (every layer ships), a file never copied is not.
+FROM ${NODE_IMAGE} AS runtime
+# npm, corepack and yarn are not needed to run a bundle: less to patch, less to exploit.
+RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-* \
  && install -d -o node -g node /app/compile-cache
 WORKDIR /app
-COPY --from=build /src/dist/*.mjs /src/dist/*.LEGAL.txt /app/
-ENV NODE_ENV=production \
-    NODE_COMPILE_CACHE=/app/compile-cache \
-    PORT=8080
+# The bundles, their source maps (the entrypoint runs with --enable-source-maps: stack traces name the
+# TypeScript files and lines) and the licences of what they bundle.
+COPY --from=build /src/dist/*.mjs /src/dist/*.mjs.map /src/dist/*.LEGAL.txt /app/
 # The uid of the `node` user; the manifests run as it (runAsUser: 1000, runAsNonRoot: true).
 USER 1000:1000
 # Node's compile cache, baked at build time: each function is started once (against a kubeconfig that
 # points nowhere: nothing is contacted at start) and stopped with SIGTERM, which writes the V8 code
 # cache of its bundle. At run time the root filesystem may be read-only: Node reads the cache and,
-# finding it current, writes nothing. The cache is per uid, hence the USER above before warming it.
+# finding it current, writes nothing. The cache is per uid, hence the USER above before warming it,
+# and made with the flags the entrypoint uses.
 RUN printf 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:9"}}]\nusers: [{name: u, user: {token: x}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n' > /tmp/warmup.kubeconfig \
  && for fn in reconcile readiness admission; do \
-      NEOSET_FUNCTION=$fn PORT=0 HOST=127.0.0.1 LOG_LEVEL=silent KUBECONFIG=/tmp/warmup.kubeconfig timeout -s TERM 3 node main.mjs || [ $? -eq 124 ]; \
+      NEOSET_FUNCTION=$fn PORT=0 HOST=127.0.0.1 LOG_LEVEL=silent KUBECONFIG=/tmp/warmup.kubeconfig NODE_COMPILE_CACHE=/app/compile-cache \
+        timeout -s TERM 3 node --enable-source-maps main.mjs || [ $? -eq 124 ]; \
     done \
  && rm /tmp/warmup.kubeconfig \
  && test -n "$(ls -A /app/compile-cache)"
+
+FROM scratch
+COPY --from=runtime / /
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    NODE_ENV=production \
+    NODE_COMPILE_CACHE=/app/compile-cache \
+    PORT=8080
+WORKDIR /app
+USER 1000:1000
 EXPOSE 8080
-ENTRYPOINT ["node", "/app/main.mjs"]
+ENTRYPOINT ["node", "--enable-source-maps", "/app/main.mjs"]

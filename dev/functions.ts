@@ -19,6 +19,8 @@ export interface FunctionOptions {
   /** https with this certificate (admission); the CA is what /healthz is checked against. */
   tls?: { certFile: string; keyFile: string; caPem: string };
   bundled?: boolean;
+  /** METRICS_PORT: /metrics also on this plain-http port (admission's scrape port in knative/admission.yaml). */
+  metricsPort?: number;
   env?: Record<string, string>;
   /** The address others call it at (default 127.0.0.1); any other makes it listen on every interface. */
   host?: string;
@@ -27,6 +29,8 @@ export interface FunctionOptions {
 export interface RunningFunction {
   name: FunctionName;
   url: string;
+  /** Where Prometheus scrapes it: METRICS_PORT's listener when set, else the function's own port. */
+  metricsUrl: string;
   process: ManagedProcess;
 }
 
@@ -41,6 +45,7 @@ export async function startFunction(opts: FunctionOptions): Promise<RunningFunct
     KUBECONFIG: opts.kubeconfig,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
     ...(opts.tls ? { TLS_CERT_FILE: opts.tls.certFile, TLS_KEY_FILE: opts.tls.keyFile } : {}),
+    ...(opts.metricsPort ? { METRICS_PORT: String(opts.metricsPort) } : {}),
     ...opts.env,
   };
   // `env` sets the child's environment and execs node: the pid (and its death signal) stay the same.
@@ -53,5 +58,6 @@ export async function startFunction(opts: FunctionOptions): Promise<RunningFunct
     await child.stop();
     throw error;
   }
-  return { name: opts.name, url, process: child };
+  const metricsUrl = opts.metricsPort ? `http://127.0.0.1:${opts.metricsPort}/metrics` : `${url}/metrics`;
+  return { name: opts.name, url, metricsUrl, process: child };
 }

@@ -20,9 +20,12 @@ export function kustomize(dir = KNATIVE_DIR): Manifest[] {
   return parseAllDocuments(r.stdout).map((d) => d.toJS() as Manifest);
 }
 
-/** The manifests that give the functions their identities: namespace, ServiceAccounts, RBAC. */
+/**
+ * The manifests that give the functions their identities: namespace, ServiceAccounts, RBAC, and the
+ * ValidatingAdmissionPolicy that keeps the admission account to dry-runs (so the dev stack runs under it).
+ */
 export const identityManifests = (all: Manifest[]) =>
-  all.filter((m) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'].includes(m.kind));
+  all.filter((m) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(m.kind));
 
 export const toYaml = (manifests: Manifest[]) => manifests.map((m) => stringify(m)).join('---\n');
 

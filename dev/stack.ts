@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createKubeClient } from '../shared/k8s/client.ts';
 import { createCa, issueServingCert, LOOPBACK_HOSTS } from './cluster/certs.ts';
 import { PROCESS_GRACE_MS, stopInOrder, type Part } from './cluster/shutdown.ts';
+import { freePorts } from './cluster/ports.ts';
 import { installCrds } from './cluster/crd.ts';
 import { startKubelet, type Kubelet } from './kubelet/kubelet.ts';
 import { startPump, type Pump } from './bridge/pump.ts';
@@ -117,7 +118,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     const started = await Promise.allSettled([
       startFunction(common('reconcile', reconcileKc)),
       startFunction(common('readiness', readinessKc)),
-      startFunction({ ...common('admission', admissionKc), tls: { certFile, keyFile, caPem: ca.certPem }, host: admissionHost }),
+      startFunction({ ...common('admission', admissionKc), tls: { certFile, keyFile, caPem: ca.certPem }, host: admissionHost, metricsPort: (await freePorts(1))[0] }),
     ]);
     const running = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     parts.push({ name: 'functions', stop: () => Promise.all(running.map((fn) => fn.process.stop(PROCESS_GRACE_MS))).then(() => {}), budgetMs: 2 * PROCESS_GRACE_MS });

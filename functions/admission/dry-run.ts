@@ -37,6 +37,12 @@ export function classifyDryRunError(err: unknown): DryRunResult {
   if (err.status === 403 && message.includes('exceeded quota')) {
     return { ok: true, warnings: [`pods of this NeoSet do not fit the namespace's ResourceQuota now: ${message}`] };
   }
+  // Another pod webhook declares sideEffects Unknown or Some, so the API server refuses every dry-run
+  // it would match (400 "admission webhook ... does not support dry run"): nothing is known about the
+  // template either way. Refusing would block every NeoSet write for a webhook that is not ours.
+  if (err.status === 400 && /does not support dry run/.test(message)) {
+    return { ok: true, warnings: [`spec.template: not checked by a dry-run pod create (${message}: it declares sideEffects Unknown or Some); the pods may still be refused when they are created`] };
+  }
   // Our own RBAC (dry-run needs `create pods`) or credentials: not the template's fault.
   const ours = err.status === 401 || (err.status === 403 && /cannot create resource/.test(message));
   if (err.isTransient || ours || err.status === 408) return { ok: false, transient: true, message: `${err.status} ${err.reason}: ${message}` };

@@ -1,5 +1,6 @@
 // Entry point of the admission function: `node functions/admission/server.ts`.
 //   PORT (8080), HOST (all interfaces), TLS_CERT_FILE + TLS_KEY_FILE (https; plain http when unset),
+//   METRICS_PORT (GET /metrics over plain http on its own port, for Prometheus; unset: none),
 //   NEOSET_MAX_REPLICAS / NEOSET_MAX_CPU / NEOSET_MAX_MEMORY (README "Admission"), KUBECONFIG or the
 //   in-cluster service account (for the dry-run Pod create), LOG_LEVEL.
 import { limitsFromEnv } from '../../shared/admission/limits.ts';

@@ -1,11 +1,13 @@
-// A function process's entry: read PORT / HOST / TLS_CERT_FILE / TLS_KEY_FILE, start the hono app
-// (shared/http/serve.ts), load the API client soon after (deferredKubeClient in shared/k8s/client.ts),
-// and stop gracefully on SIGTERM (what Knative and Kubernetes send) or SIGINT.
+// A function process's entry: read PORT / HOST / TLS_CERT_FILE / TLS_KEY_FILE / METRICS_PORT, start the
+// hono app (shared/http/serve.ts) and, with METRICS_PORT, its /metrics alone over plain http, load the
+// API client soon after (deferredKubeClient in shared/k8s/client.ts), and stop gracefully on SIGTERM
+// (what Knative and Kubernetes send) or SIGINT.
 // A bad setting exits 2 with a message naming the variable.
-import type { Hono } from 'hono';
+import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { ConfigError } from '../config-error.ts';
 import { startServer, type TlsFiles } from './serve.ts';
+
 
 export function tlsFromEnv(env: NodeJS.ProcessEnv): TlsFiles | null {
   const certFile = env.TLS_CERT_FILE?.trim();
@@ -15,11 +17,27 @@ export function tlsFromEnv(env: NodeJS.ProcessEnv): TlsFiles | null {
   return { certFile, keyFile };
 }
 
-export function portFromEnv(env: NodeJS.ProcessEnv): number {
-  const raw = env.PORT?.trim() || '8080';
+export function portFromEnv(env: NodeJS.ProcessEnv, name = 'PORT'): number {
+  const raw = env[name]?.trim() || '8080';
   const port = Number(raw);
-  if (!/^\d+$/.test(raw) || port > 65535) throw new ConfigError(`PORT=${JSON.stringify(raw)} is not a TCP port`);
+  if (!/^\d+$/.test(raw) || port > 65535) throw new ConfigError(`${name}=${JSON.stringify(raw)} is not a TCP port`);
   return port;
+}
+
+/** METRICS_PORT: a second, plain-http listener for GET /metrics alone; unset (null): none. */
+export function metricsPortFromEnv(env: NodeJS.ProcessEnv): number | null {
+  if (!env.METRICS_PORT?.trim()) return null;
+  return portFromEnv(env, 'METRICS_PORT');
+}
+
+/**
+ * GET /metrics of `app`, and nothing else. For the https admission server: Prometheus scrapes pods by
+ * IP, which a certificate for the Service's DNS name (signed by a private CA) does not cover.
+ */
+export function metricsOnly(app: Hono): Hono {
+  const metrics = new Hono();
+  metrics.get('/metrics', (c) => app.fetch(c.req.raw));
+  return metrics;
 }
 
 const AFTER_LISTENING_DELAY_MS = 1000;
@@ -31,16 +49,14 @@ const AFTER_LISTENING_DELAY_MS = 1000;
  */
 export async function runFunction(name: string, logger: Logger, makeApp: () => Hono, afterListening?: () => Promise<unknown>): Promise<void> {
   try {
-    const running = await startServer({
-      app: makeApp(),
-      port: portFromEnv(process.env),
-      hostname: process.env.HOST || undefined,
-      tls: tlsFromEnv(process.env),
-      logger,
-    });
+    const app = makeApp();
+    const hostname = process.env.HOST || undefined;
+    const metricsPort = metricsPortFromEnv(process.env);
+    const running = [await startServer({ app, port: portFromEnv(process.env), hostname, tls: tlsFromEnv(process.env), logger })];
+    if (metricsPort !== null) running.push(await startServer({ app: metricsOnly(app), port: metricsPort, hostname, logger }));
     const stop = (signal: string) => {
       logger.info({ signal }, 'stopping');
-      void running.close().then(() => process.exit(0));
+      void Promise.all(running.map((r) => r.close())).then(() => process.exit(0));
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));

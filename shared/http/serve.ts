@@ -11,6 +11,15 @@ import tls from 'node:tls';
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 
+/**
+ * Idle keep-alive connections are kept this long. Behind Knative, queue-proxy reuses its connections
+ * to the container for up to 90 s (knative.dev/pkg network.NewProxyAutoTransport clones Go's
+ * http.DefaultTransport: IdleConnTimeout 90 s); Node's default of 5 s closes them first, and a request
+ * queue-proxy sends just as Node closes the socket is reset — a failed delivery, redelivered by the
+ * Broker. The server must outlast the client: 95 s.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 95_000;
+
 export interface TlsFiles {
   certFile: string;
   keyFile: string;
@@ -54,6 +63,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       : serve({ fetch: app.fetch, port: opts.port, hostname: opts.hostname }, () => resolve(s));
     s.once('error', reject);
   });
+  const http1 = server as https.Server;
+  http1.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  // A request's headers must arrive within this; kept above keepAliveTimeout, as Node's docs advise.
+  http1.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
   const port = (server.address() as AddressInfo).port;
   const protocol = files ? 'https' : 'http';
   logger.info({ port, protocol, hostname: opts.hostname ?? '(all)' }, 'listening');

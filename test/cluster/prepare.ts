@@ -1,7 +1,8 @@
 // `npm test`'s first step after the type-check: make sure what the integration tests run is here,
 // before vitest starts (so a first build is not raced by any test timeout):
-//   - openssl (certificates) and chromium (the dashboard's browser tests) — installed with apt-get
-//     when missing and we are root;
+//   - openssl (certificates), chromium (the dashboard's browser tests) and prometheus (a real
+//     Prometheus scraping the functions, and promtool for the alert rules: test/cluster/prometheus.ts)
+//     — installed with apt-get when missing and we are root;
 //   - kubectl (the tests drive the cluster with it, as users do) — said clearly when missing;
 //   - etcd, kube-apiserver, kube-controller-manager: envtest's variables, else the cached build,
 //     else a build from the Go module proxy (several minutes, once per machine).
@@ -26,6 +27,7 @@ function install(pkg: string, why: string): void {
 
 if (!has('openssl')) install('openssl', 'for the test certificates');
 if (!chromiumPath()) install('chromium', 'for the dashboard browser tests (or set CHROMIUM_PATH)');
+if (!has('prometheus') || !has('promtool')) install('prometheus', 'for the metrics and alert-rule tests (prometheus, promtool)');
 if (!has('kubectl')) {
   console.error('error: kubectl is needed on PATH (the integration tests and the plugin use it as users do)');
   process.exit(2);

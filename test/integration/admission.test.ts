@@ -111,10 +111,17 @@ afterAll(async () => {
 });
 
 describe('admission webhooks behind a real kube-apiserver', () => {
-  it('the manifest\'s cluster-scoped objects (webhook configurations, RBAC) pass server-side validation as written', async () => {
+  it('the manifest\'s cluster-scoped objects (webhook configurations, RBAC, the dry-run-only policy) pass server-side validation as written', async () => {
     const docs = parseAllDocuments(await readFile(MANIFEST, 'utf8')).map((d) => d.toJS());
     const clusterScoped = docs.filter((d) => !d.metadata.namespace);
-    expect(clusterScoped.map((d) => d.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+    expect(clusterScoped.map((d) => d.kind).sort()).toEqual([
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'MutatingWebhookConfiguration',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+      'ValidatingWebhookConfiguration',
+    ]);
     const { code, stdout, stderr } = await kubectl(['apply', '--dry-run=server', '-f', '-'], { input: clusterScoped.map((d) => stringify(d)).join('---\n') });
     expect(code, stderr).toBe(0);
     expect(stdout).toContain('validatingwebhookconfiguration.admissionregistration.k8s.io/neoset-admission created (server dry run)');

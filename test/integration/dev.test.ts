@@ -98,6 +98,23 @@ describe('bundled functions (dist/, the image entrypoint)', () => {
     }
   });
 
+  it('the Dockerfile copies what its entrypoint needs from the build (bundles, source maps, licences), on the Node release the tests run', () => {
+    const dockerfile = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
+    const copy = /^COPY --from=build (.+) \/app\/$/m.exec(dockerfile)![1].split(' ');
+    const built = readdirSync(out);
+    for (const source of copy) {
+      const suffix = source.replace('/src/dist/*', '');
+      expect(built.filter((f) => f.endsWith(suffix)).length, `${source} matches the build's output`).toBeGreaterThan(0);
+    }
+    for (const fn of ['reconcile', 'readiness', 'admission']) expect(built).toContain(`${fn}.mjs.map`);
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "--enable-source-maps", "\/app\/main\.mjs"\]$/m);
+    expect(/^ARG NODE_IMAGE=node:([\d.]+)-/m.exec(dockerfile)![1]).toBe(process.versions.node);
+    // The last stage is one layer: npm removed in an earlier stage is not in the image at all.
+    const stages = dockerfile.split('\n').filter((l) => l.startsWith('FROM '));
+    expect(stages.at(-1)).toBe('FROM scratch');
+    expect(dockerfile).toContain('COPY --from=runtime / /');
+  });
+
   it('admission serves https with the certificate it is given; main.mjs refuses an unknown function', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'neoset-tls-'));
     try {

@@ -3,15 +3,20 @@
 // `kubectl apply --dry-run=server -k knative/`, so a schema mistake fails here rather than in a
 // user's deploy. The ServiceAccounts and their RBAC are applied for real and each one's permissions
 // are compared with `kubectl auth can-i --list` against the list its function's code needs.
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installCrds } from '../../dev/cluster/crd.ts';
-import { kubeConfig, kubectl } from '../cluster/harness.ts';
+import { poll } from '../../dev/cluster/wait.ts';
+import { rotate } from '../../scripts/admission-cert.ts';
+import { createTestNamespace, kubeConfig, kubectl } from '../cluster/harness.ts';
 
 const KNATIVE_DIR = new URL('../../knative/', import.meta.url).pathname;
 const FIXTURES = new URL('../fixtures/knative-crds/', import.meta.url).pathname;
+const OPERATOR_FIXTURES = new URL('../fixtures/prometheus-operator-crds/', import.meta.url).pathname;
+/** For the Prometheus Operator, applied on their own (not in kustomization.yaml: they need its CRDs). */
+const MONITORING = ['podmonitor.yaml', 'prometheus-rules.yaml'].map((f) => join(KNATIVE_DIR, f));
 const NAMESPACE = 'neoset-system';
 
 type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; spec?: any };
@@ -73,16 +78,20 @@ let manifests: Manifest[] = [];
 
 beforeAll(async () => {
   // The Knative CRDs (cluster-scoped, harmless to the other test files: nothing serves them).
-  for (const file of readdirSync(FIXTURES).filter((f) => f.endsWith('.yaml'))) {
-    await installCrds(kubeConfig(), join(FIXTURES, file), { timeoutMs: 60_000 });
+  for (const dir of [FIXTURES, OPERATOR_FIXTURES]) {
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml'))) {
+      await installCrds(kubeConfig(), join(dir, file), { timeoutMs: 60_000 });
+    }
   }
   // Namespaced objects can be dry-run only into a namespace that exists.
   await run(['apply', '-f', '-'], stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } }));
   manifests = parseAllDocuments(await run(['kustomize', KNATIVE_DIR])).map((d) => d.toJS() as Manifest);
 });
 
+const CLUSTER_SCOPED = ['ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'];
+
 afterAll(async () => {
-  const rbac = manifests.filter((m) => m.kind === 'ClusterRole' || m.kind === 'ClusterRoleBinding');
+  const rbac = manifests.filter((m) => CLUSTER_SCOPED.includes(m.kind));
   for (const m of rbac) await kubectl(['delete', m.kind.toLowerCase(), m.metadata.name, '--ignore-not-found', '--wait=false']);
   await kubectl(['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=false']);
 });
@@ -96,6 +105,27 @@ describe('knative/', () => {
     expect(applied.length).toBe(manifests.length);
     for (const kind of ['Service', 'Broker', 'Trigger', 'ApiServerSource', 'PingSource', 'Deployment', 'ValidatingWebhookConfiguration']) {
       expect(manifests.some((m) => m.kind === kind), kind).toBe(true);
+    }
+  });
+
+  it('ships a PodMonitor (honorLabels, admission on its plain-http metrics port) and a PrometheusRule that pass server-side validation with the Prometheus Operator CRDs', async () => {
+    const r = await kubectl(['apply', '--dry-run=server', ...MONITORING.flatMap((f) => ['-f', f])]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('podmonitor.monitoring.coreos.com/neoset created (server dry run)');
+    expect(r.stdout).toContain('prometheusrule.monitoring.coreos.com/neoset created (server dry run)');
+    const [podMonitor] = parseAllDocuments(readFileSync(MONITORING[0], 'utf8')).map((d) => d.toJS());
+    const endpoints = podMonitor.spec.podMetricsEndpoints as { port: string; honorLabels?: boolean }[];
+    expect(endpoints.filter((e) => e.honorLabels).map((e) => e.port).sort()).toEqual(['metrics', 'user-port']);
+    // admission: the scrape annotations and the PodMonitor name its plain-http port, not https 8080.
+    const admission = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'neoset-admission')!;
+    const [container] = admission.spec.template.spec.containers;
+    expect(container.ports).toContainEqual({ name: 'metrics', containerPort: 9090 });
+    expect(container.env).toContainEqual({ name: 'METRICS_PORT', value: '9090' });
+    expect(admission.spec.template.metadata.annotations).toMatchObject({ 'prometheus.io/port': '9090', 'prometheus.io/path': '/metrics' });
+    expect(admission.spec.template.metadata.annotations).not.toHaveProperty('prometheus.io/scheme');
+    // Every image is pinned: a tag or a digest, never a bare name.
+    for (const m of manifests.filter((m) => m.spec?.template?.spec?.containers)) {
+      for (const c of m.spec.template.spec.containers) expect(c.image, `${m.kind} ${m.metadata.name}`).toMatch(/(:[\w.-]+|@sha256:[0-9a-f]{64})$/);
     }
   });
 
@@ -159,5 +189,58 @@ describe('knative/', () => {
       const sorted = Object.fromEntries(Object.entries(expected).map(([r, v]) => [r, [...v].sort()]));
       expect(own(await permissionsOf(serviceAccount)), serviceAccount).toEqual(sorted);
     }
+  });
+
+  it('keeps the admission ServiceAccount to dry-runs: a real pod create as it is refused, a dry-run allowed (ValidatingAdmissionPolicy)', async () => {
+    const kinds = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
+    const objects = manifests.filter((m) => kinds.includes(m.kind));
+    expect(objects.filter((m) => m.kind.startsWith('ValidatingAdmissionPolicy')).map((m) => m.metadata.name)).toEqual(['neoset-admission-dry-run-only', 'neoset-admission-dry-run-only']);
+    await run(['apply', '-f', '-'], objects.map((m) => stringify(m)).join('---\n'));
+    const ns = await createTestNamespace('least-privilege');
+    try {
+      const as = (name: string) => `--as=system:serviceaccount:${NAMESPACE}:${name}`;
+      const pod = (name: string) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'main', image: 'mysql:8.0' }] } });
+      // The policy takes effect asynchronously (the API server compiles it): probe until a real create
+      // is refused, clear what the probes created, then try once more on a clean namespace.
+      await poll('the policy to refuse a real create', async () => {
+        const r = await kubectl(['-n', ns.name, 'create', '-f', '-', as('neoset-admission')], { input: pod(`probe-${Date.now()}`) });
+        return r.code !== 0 ? true : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 250 });
+      await run(['-n', ns.name, 'delete', 'pods', '--all', '--grace-period=0', '--force', '--wait=true']);
+      const refused = await kubectl(['-n', ns.name, 'create', '-f', '-', as('neoset-admission')], { input: pod('real') });
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain("ValidatingAdmissionPolicy 'neoset-admission-dry-run-only' with binding 'neoset-admission-dry-run-only' denied request: the NeoSet admission ServiceAccount may only dry-run pod creates");
+      const created = await kubectl(['-n', ns.name, 'get', 'pods', '-o', 'name']);
+      expect(created.stdout.trim(), 'pods the admission account created for real').toBe('');
+      console.log(`a real pod create as neoset-admission: ${refused.stderr.trim()}`);
+
+      const dryRun = await kubectl(['-n', ns.name, 'create', '--dry-run=server', '-f', '-', as('neoset-admission')], { input: pod('dry') });
+      expect(dryRun.code, dryRun.stderr).toBe(0);
+      expect(dryRun.stdout).toContain('pod/dry created (server dry run)');
+      // Nobody else is bound by it: the same real create as reconcile passes.
+      const byReconcile = await kubectl(['-n', ns.name, 'create', '-f', '-', as('neoset-reconcile')], { input: pod('by-reconcile') });
+      expect(byReconcile.code, byReconcile.stderr).toBe(0);
+    } finally {
+      await ns.cleanup();
+    }
+  });
+
+  it('has no caBundle in the webhook manifests, so `kubectl apply -k knative/` after `npm run admission:cert` keeps the CA', async () => {
+    const webhooks = manifests.filter((m) => m.kind.endsWith('WebhookConfiguration'));
+    expect(webhooks.map((m) => m.kind).sort()).toEqual(['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+    for (const m of webhooks) for (const w of (m as any).webhooks) expect(w.clientConfig, `${m.kind} ${w.name}`).not.toHaveProperty('caBundle');
+    const kinds = ['Service', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'];
+    const applyWebhooks = () => run(['apply', '-f', '-'], manifests.filter((m) => kinds.includes(m.kind)).map((m) => stringify(m)).join('---\n'));
+    const caBundles = async () =>
+      Promise.all(['mutatingwebhookconfiguration', 'validatingwebhookconfiguration'].map((kind) => run(['get', kind, 'neoset-admission', '-o', 'jsonpath={.webhooks[*].clientConfig.caBundle}'])));
+    await applyWebhooks();
+    const { bundlePem } = await rotate({ kubectl: (args, input) => kubectl(args, { input }) });
+    const expected = Buffer.from(bundlePem).toString('base64');
+    expect(await caBundles()).toEqual([expected, expected]);
+    await applyWebhooks(); // an image bump, a GitOps sync
+    expect(await caBundles()).toEqual([expected, expected]);
+    // And the Secret the pods mount is the one admission:cert wrote, signed by that CA.
+    const secret = JSON.parse(await run(['-n', NAMESPACE, 'get', 'secret', 'neoset-admission-tls', '-o', 'json']));
+    expect(Object.keys(secret.data).sort()).toEqual(['ca.crt', 'tls.crt', 'tls.key']);
   });
 });

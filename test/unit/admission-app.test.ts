@@ -4,6 +4,8 @@ import { NeoSetSpec } from '../../shared/api/neoset.ts';
 import { applyAdds, INVALID_CASES, validNeoSet } from './admission-cases.ts';
 import { post, review, stubDryRun, testApp } from './admission-review.ts';
 import type { DryRunPod } from '../../functions/admission/app.ts';
+import { apiDryRunPod } from '../../functions/admission/dry-run.ts';
+import { ApiError, type KubeClient } from '../../shared/k8s/client.ts';
 
 const app = testApp();
 
@@ -97,6 +99,27 @@ describe('POST /validate', () => {
     expect(json.response.status.reason).toBe('ServiceUnavailable');
     expect(json.response.status.message).toContain('ECONNREFUSED');
     expect(json.response.status.message).toContain('retry');
+  });
+
+  it('allows with a warning when another pod webhook makes the API server refuse dry-runs (sideEffects Unknown or Some)', async () => {
+    // What kube-apiserver answers (webhookerrors.NewDryRunUnsupportedErr: 400 BadRequest) when a pod
+    // webhook stored with sideEffects Unknown matches the dry-run; admissionregistration/v1 no longer
+    // accepts that value, but configurations stored through v1beta1 keep it.
+    const client: KubeClient = {
+      request: async (verb, path) => {
+        throw new ApiError(verb, path, 400, 'BadRequest', 'admission webhook "pods.unrelated.example.com" does not support dry run');
+      },
+    };
+    const { status, json } = await post(testApp(apiDryRunPod(client)), '/validate', review('CREATE', validNeoSet()));
+    expect(status).toBe(200);
+    expect(json.response.allowed).toBe(true);
+    expect(json.response.warnings).toEqual([
+      'spec.template: not checked by a dry-run pod create (admission webhook "pods.unrelated.example.com" does not support dry run: it declares sideEffects Unknown or Some); the pods may still be refused when they are created',
+    ]);
+    // Any other 400 is still the template's fault.
+    const other: KubeClient = { request: async (verb, path) => { throw new ApiError(verb, path, 400, 'BadRequest', 'something else'); } };
+    const refused = await post(testApp(apiDryRunPod(other)), '/validate', review('CREATE', validNeoSet()));
+    expect(refused.json.response.allowed).toBe(false);
   });
 
   it('a dry-run that throws is still an answer', async () => {

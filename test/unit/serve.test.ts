@@ -1,0 +1,69 @@
+// The functions' HTTP listener: keep-alive outlasting queue-proxy's idle connections, and the
+// plain-http METRICS_PORT listener (issue 14).
+import http from 'node:http';
+import { Hono } from 'hono';
+import { afterEach, describe, expect, it } from 'vitest';
+import { metricsOnly, metricsPortFromEnv } from '../../shared/http/main.ts';
+import { KEEP_ALIVE_TIMEOUT_MS, startServer, type RunningServer } from '../../shared/http/serve.ts';
+import { silent } from './admission-review.ts';
+
+const app = new Hono();
+app.get('/healthz', (c) => c.json({ status: 'ok' }));
+app.get('/metrics', (c) => c.text('neoset_up 1\n'));
+app.post('/validate', (c) => c.json({}));
+
+let running: RunningServer | undefined;
+afterEach(async () => {
+  await running?.close(100);
+  running = undefined;
+});
+
+function get(agent: http.Agent, port: number, path: string): Promise<{ status: number; socketPort: number }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, agent }, (res) => {
+      const socketPort = res.socket.localPort ?? 0;
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, socketPort }));
+    });
+    req.on('error', reject);
+  });
+}
+
+describe('startServer', () => {
+  it("keeps an idle keep-alive connection past queue-proxy's 90 s (Go's IdleConnTimeout), not Node's 5 s", async () => {
+    running = await startServer({ app, port: 0, hostname: '127.0.0.1', logger: silent });
+    const server = running.server as http.Server;
+    expect(KEEP_ALIVE_TIMEOUT_MS).toBeGreaterThan(90_000);
+    expect(server.keepAliveTimeout).toBe(KEEP_ALIVE_TIMEOUT_MS);
+    expect(server.headersTimeout).toBeGreaterThan(server.keepAliveTimeout);
+    // The same socket answers again after 6 s idle: with Node's default (5 s) the server would have
+    // closed it, and a client sending at that moment gets a reset.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const first = await get(agent, running.port, '/healthz');
+      await new Promise((r) => setTimeout(r, 6000));
+      const second = await get(agent, running.port, '/healthz');
+      expect([first.status, second.status]).toEqual([200, 200]);
+      expect(second.socketPort).toBe(first.socketPort);
+    } finally {
+      agent.destroy();
+    }
+  }, 15_000);
+});
+
+describe('METRICS_PORT', () => {
+  it('serves GET /metrics alone, over plain http', async () => {
+    running = await startServer({ app: metricsOnly(app), port: 0, hostname: '127.0.0.1', logger: silent });
+    expect(running.protocol).toBe('http');
+    const res = await fetch(`http://127.0.0.1:${running.port}/metrics`);
+    expect(await res.text()).toBe('neoset_up 1\n');
+    expect((await fetch(`http://127.0.0.1:${running.port}/validate`, { method: 'POST' })).status).toBe(404);
+    expect((await fetch(`http://127.0.0.1:${running.port}/healthz`)).status).toBe(404);
+  });
+
+  it('is read from the environment (unset: no second listener; a bad value names the variable)', () => {
+    expect(metricsPortFromEnv({})).toBeNull();
+    expect(metricsPortFromEnv({ METRICS_PORT: '9090' })).toBe(9090);
+    expect(() => metricsPortFromEnv({ METRICS_PORT: 'x' })).toThrow('METRICS_PORT="x" is not a TCP port');
+  });
+});
