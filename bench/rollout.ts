@@ -272,17 +272,24 @@ async function main(): Promise<void> {
     say(`stack ready: kube-apiserver ${stack.cluster.version}, statefulset-controller in its own kube-controller-manager (pid ${kcm.pid}), ${1 + extraNodes} simulated node(s)`);
     for (const n of SIZES) {
       for (let run = 1; run <= RUNS; run++) {
-        const restartMs = await physicalLimit(stack, admin, n, run);
-        const limitMs = Math.ceil(n / K) * restartMs;
-        say(`N=${n} run ${run}: bare pod restart → Ready ${fixed(restartMs, 0)} ms, limit ${fixed(seconds(limitMs), 2)} s`);
-        const neosetSide = await rollout(stack, admin, neosetWorkload(n, run), n);
-        say(
-          `N=${n} run ${run}: NeoSet ${fixed(seconds(neosetSide.wallMs), 2)} s; API server counted ${neosetSide.own.reads + neosetSide.own.writes} requests of the functions, ` +
-            `reconcile and readiness counted ${neosetSide.selfCounted} themselves (admission's are only in the first figure)`,
-        );
-        const nativeSide = await rollout(stack, admin, statefulSetWorkload(n, run), n);
-        say(`N=${n} run ${run}: StatefulSet ${fixed(seconds(nativeSide.wallMs), 2)} s`);
-        rows.push({ n, run, restartMs, limitMs, neoset: neosetSide, native: nativeSide });
+        try {
+          const restartMs = await physicalLimit(stack, admin, n, run);
+          const limitMs = Math.ceil(n / K) * restartMs;
+          say(`N=${n} run ${run}: bare pod restart → Ready ${fixed(restartMs, 0)} ms, limit ${fixed(seconds(limitMs), 2)} s`);
+          const neosetSide = await rollout(stack, admin, neosetWorkload(n, run), n);
+          say(
+            `N=${n} run ${run}: NeoSet ${fixed(seconds(neosetSide.wallMs), 2)} s; API server counted ${neosetSide.own.reads + neosetSide.own.writes} requests of the functions, ` +
+              `reconcile and readiness counted ${neosetSide.selfCounted} themselves (admission's are only in the first figure)`,
+          );
+          const nativeSide = await rollout(stack, admin, statefulSetWorkload(n, run), n);
+          say(`N=${n} run ${run}: StatefulSet ${fixed(seconds(nativeSide.wallMs), 2)} s`);
+          const row = { n, run, restartMs, limitMs, neoset: neosetSide, native: nativeSide };
+          rows.push(row);
+          // Each row as soon as it is measured: a later run that fails loses nothing of this one.
+          say(`N=${n} run ${run}: ${rowCells(row).map((cell, i) => `${HEADER[i]} ${cell}`).join(' | ')}`);
+        } catch (err) {
+          say(`N=${n} run ${run} FAILED, left out of the table: ${(err as Error).message}`);
+        }
       }
     }
   } finally {

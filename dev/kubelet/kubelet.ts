@@ -7,7 +7,7 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod, type V1PodStatus } from '@kubernetes/client-node';
 import { statusCode } from './api-errors.ts';
 import { newContainerID } from './image.ts';
-import { registerNode } from './node.ts';
+import { MAX_PODS, registerNode } from './node.ts';
 import { createPodIPs } from './pod-ips.ts';
 import { simulatePod, terminatedStatus, type SimSettings } from './pod-status.ts';
 import { startPodWatch, type WirePod } from './pod-watch.ts';
@@ -27,6 +27,8 @@ export interface KubeletOptions {
   crashLoopRestartMs?: number;
   /** A deleted pod is confirmed after min(its deletionGracePeriodSeconds, this). Default 2. */
   maxGraceSeconds?: number;
+  /** Pods it takes at most (the node's allocatable pods, as a scheduler respects it). Default MAX_PODS. */
+  maxPods?: number;
   /** Full relist period (the watch alone is not trusted). Default 3000. */
   resyncMs?: number;
   log?: (msg: string) => void;
@@ -50,6 +52,7 @@ type Outcome = 'done' | 'again';
 export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
   const nodeName = opts.nodeName ?? 'sim-node';
   const maxGraceSeconds = opts.maxGraceSeconds ?? 2;
+  const maxPods = Math.min(opts.maxPods ?? MAX_PODS, MAX_PODS);
   const log = (msg: string): void => opts.log?.(`[kubelet ${nodeName}] ${msg}`);
   const core = opts.kubeConfig.makeApiClient(CoreV1Api);
   const node = await registerNode(opts.kubeConfig, nodeName, log);
@@ -107,9 +110,14 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     }
   };
 
+  // Binds in flight count against the node's pods too: two pods must not both take its last place.
+  let binding = 0;
   const bind = async (pod: V1Pod): Promise<Outcome> => {
     const { name, namespace, uid } = pod.metadata!;
     if (pod.metadata?.deletionTimestamp || (pod.spec?.schedulingGates?.length ?? 0) > 0) return 'done';
+    // Full (allocatable pods): left to another node, or Pending until a place frees (a relist looks again).
+    if (tracked.size + binding >= maxPods) return 'done';
+    binding++;
     try {
       await core.createNamespacedPodBinding({
         name: name!,
@@ -127,6 +135,8 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
       if (statusCode(err) === 404) return 'done';
       if (statusCode(err) === 409) return 'again'; // bound meanwhile (maybe by another kubelet): look again
       throw err;
+    } finally {
+      binding--;
     }
   };
 

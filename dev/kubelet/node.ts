@@ -104,6 +104,13 @@ async function ensureNode(core: CoreV1Api, nodeName: string): Promise<V1Node> {
   }
 }
 
+/**
+ * Pods a node takes (its allocatable `pods`): what its /24 of pod IPs holds, with room to spare. The
+ * simulated kubelet binds (as a scheduler would) only while it runs fewer; the rest stay Pending for
+ * another node, as unschedulable pods do.
+ */
+export const MAX_PODS = 250;
+
 function subnetIndex(podCIDR: string | undefined): number | undefined {
   const match = /^10\.244\.(\d+)\.0\/24$/.exec(podCIDR ?? '');
   return match ? Number(match[1]) : undefined;
@@ -111,7 +118,7 @@ function subnetIndex(podCIDR: string | undefined): number | undefined {
 
 function nodeStatus(nodeName: string, hostIP: string): Record<string, unknown> {
   const now = new Date().toISOString();
-  const resources = { cpu: '8', memory: '32Gi', pods: '110', 'ephemeral-storage': '100Gi' };
+  const resources = { cpu: '8', memory: '32Gi', pods: String(MAX_PODS), 'ephemeral-storage': '100Gi' };
   const condition = (type: string, status: string, reason: string, message: string) => ({
     type,
     status,

@@ -213,6 +213,21 @@ describe('simulated kubelet', () => {
     expect(others).not.toContain(newcomer);
   });
 
+  it('binds no more pods than the node takes: the rest stay Pending, as unschedulable pods do', async () => {
+    const full = await createTestNamespace('kubelet-full');
+    const small = await startKubelet({ ...kubeletOptions(), nodeName: `sim-${full.name}`, namespace: full.name, maxPods: 1 });
+    try {
+      for (const name of ['first', 'second']) await core().createNamespacedPod({ namespace: full.name, body: { ...podSpec(name, 'nginx'), metadata: { name, namespace: full.name } } });
+      await waitFor(async () => (await core().listNamespacedPod({ namespace: full.name })).items.some((p) => p.spec?.nodeName), { what: 'one pod bound' });
+      await new Promise((r) => setTimeout(r, 1500));
+      const { items } = await core().listNamespacedPod({ namespace: full.name });
+      expect(items.map((p) => p.spec?.nodeName ?? 'Pending').sort()).toEqual(['Pending', `sim-${full.name}`]);
+    } finally {
+      await full.cleanup({ wait: true });
+      await small.stop();
+    }
+  });
+
   it('lets the garbage collector delete a pod whose owner is deleted', async () => {
     const owner = await core().createNamespacedConfigMap({ namespace, body: { metadata: { name: 'owner' }, data: { a: 'b' } } });
     await core().createNamespacedPod({
