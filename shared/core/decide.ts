@@ -58,6 +58,10 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
     if (v.state !== null && v.inRange) {
       const step = inFlightStep(o, v, wake);
       action = step.action;
+      if (step.failure) {
+        failure ??= step.failure;
+        events.push({ kind: 'recordEvent', key: `${step.failure.reason}/${v.name}/${v.state.startedAt}`, event: { type: 'Warning', ...step.failure } });
+      }
       if (step.deadlineExceeded) {
         const timeout = o.neoset.spec.updateStrategy.inPlaceUpdateStrategy.timeoutSeconds;
         const message = `pod ${v.name}: in-place update to ${v.state.revision} not done within ${timeout}s`;
@@ -133,13 +137,14 @@ function withoutClaims(status: NeoSetStatus): NeoSetStatus {
  * same plan while nothing needs waiting for (a grace period, the kubelet, the budget) — each decided
  * on the pod as the previous write leaves it (pod-writes.ts), each written conditional on the
  * resourceVersion the previous write returned. A drain with no grace period is one invocation:
- * state annotation with gate False (one write), then the image patch.
+ * state annotation with gate False (one write), then the image patch, then (§4.9) the resize.
  */
 function carry(o: Observed, v: PodView, first: Action, wake: Wakeups, duties: Duties): Action[] {
   const chain = [first];
   let pod = v.pod;
   for (let last = first; chain.length < 4; ) {
-    if (last.kind === 'deletePod' || last.kind === 'patchImages') break; // the kubelet acts next
+    // The kubelet acts next — but an image patch that recorded a resize is followed by it (§4.9).
+    if (last.kind === 'deletePod' || last.kind === 'resizePod' || (last.kind === 'patchImages' && !last.state.targetResources)) break;
     pod = afterWrite(pod, last, o.nowMs);
     const next = nextStep(o, { ...v, pod, state: podInPlaceState(pod), revision: podRevision(pod) }, wake);
     if (!next || (duties === 'reconcile' && isReadinessDuty(next))) break;

@@ -128,7 +128,7 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
 /** Pod writes of one plan in flight at once at most (SPEC §2.0 "concurrently, bounded"). */
 export const WRITE_PARALLELISM = 8;
 
-const POD_WRITES = new Set<Action['kind']>(['createPod', 'deletePod', 'markDraining', 'setInPlaceReady', 'patchImages', 'finishInPlaceUpdate', 'restartDeadline']);
+const POD_WRITES = new Set<Action['kind']>(['createPod', 'deletePod', 'markDraining', 'setInPlaceReady', 'patchImages', 'resizePod', 'finishInPlaceUpdate', 'restartDeadline']);
 
 function podOf(action: Action): string | null {
   if (!POD_WRITES.has(action.kind)) return null;
@@ -326,6 +326,21 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
       );
       return action.event ? ctx.event(keyOf(action.kind, r), action.event) : undefined;
     }
+    case 'resizePod': {
+      const containers = Object.entries(action.containers).map(([name, t]) => ({ name, ...t }));
+      try {
+        await patchPod(action.pod, { spec: { containers } }, 'strategic', paths.podResize(ns, action.pod.name));
+      } catch (err) {
+        // 403 from kube-apiserver's PodResizeValidator (beyond the node's allocatable; not a Linux
+        // node): no retry can change that. Recorded on the pod as the decision said (§4.9), so that
+        // every later decision — and the one this write's event brings — sees the rollout Failed.
+        if (!(err instanceof ApiError) || !isResizeRefusal(err)) throw err;
+        const refused = { ...action.refused, resizeRefused: err.message.replace(/^[A-Z]+ \S+: \d+ \w+: /, '') };
+        const pod = { ...action.pod, resourceVersion: ctx.rv(action.pod), chained: false };
+        await patchPod(pod, { metadata: { annotations: { [ANNOTATION_INPLACE_STATE]: JSON.stringify(refused) } } });
+      }
+      return;
+    }
     case 'finishInPlaceUpdate': {
       const annotations = { [ANNOTATION_INPLACE_STATE]: null };
       const r = action.gate
@@ -339,6 +354,15 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
     case 'recordEvent':
       return ctx.event(action.key, action.event);
   }
+}
+
+/**
+ * The refusals of kube-apiserver's PodResizeValidator admission plugin (Kubernetes 1.37,
+ * plugin/pkg/admission/podresize): 403 with these messages. Any other 403 (RBAC without pods/resize)
+ * is an ordinary refusal, reported as such.
+ */
+function isResizeRefusal(err: ApiError): boolean {
+  return err.status === 403 && /node didn't have enough allocatable resources|pod resize is only supported on linux nodes/.test(err.message);
 }
 
 type Created = Pod | PersistentVolumeClaim | ControllerRevision;

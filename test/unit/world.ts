@@ -15,7 +15,7 @@ import { ApiError } from '../../shared/k8s/client.ts';
 import { readSnapshot } from '../../shared/k8s/snapshot-reader.ts';
 import { createMemoryApi, CrashError, type KubeObject, type MemoryApi, type MemoryApiOptions, type Resource } from '../memory-api/index.ts';
 import type { Observation } from '../oracle/index.ts';
-import { failPod, makeUnready, syncPod } from './kubelet.ts';
+import { failPod, makeUnready, syncPod, type ResizeVerdict } from './kubelet.ts';
 
 export { BAD_IMAGE_MARK } from './kubelet.ts';
 
@@ -95,6 +95,9 @@ export class World {
   nextId(): string {
     return String(this.#id++);
   }
+
+  /** The kubelet's verdict on a pending resize (§4.9); default: it fits. */
+  resizeVerdict?: (pod: Pod) => ResizeVerdict;
 
   // ---- observation -------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 import type { Phase } from '../../api/neoset.ts';
 import { rolloutInProgress, type Observed } from '../observed.ts';
 
-export type FailureReason = 'ProgressDeadlineExceeded' | 'InPlaceOnlyBlocked';
+export type FailureReason = 'ProgressDeadlineExceeded' | 'InPlaceOnlyBlocked' | 'ResizeInfeasible';
 
 /**
  * A rollout is pending while currentRevision != updateRevision, or while a pod 0..replicas-1 has an

@@ -26,6 +26,16 @@ export function afterWrite(pod: Pod, action: Action, nowMs: number): Pod {
       next.metadata.labels = merge({ ...pod.metadata.labels, [LABEL_REVISION_HASH]: action.revision }, action.labels);
       next.metadata.annotations = merge({ ...annotations, [ANNOTATION_INPLACE_STATE]: JSON.stringify(action.state) }, action.annotations);
       return next;
+    case 'resizePod':
+      // pods/resize keeps only the containers' resources and resizePolicy (dropNonResizeUpdates).
+      next.spec = {
+        ...pod.spec,
+        containers: pod.spec.containers.map((c) => {
+          const t = action.containers[c.name];
+          return t ? { ...c, resources: t.resources, ...(t.resizePolicy ? { resizePolicy: t.resizePolicy } : {}) } : c;
+        }),
+      };
+      return next;
     case 'setInPlaceReady':
       return withGate(next, action);
     default:
