@@ -1,7 +1,7 @@
 // The pods/resize subresource (Kubernetes 1.37, read in its sources): pkg/registry/core/pod/strategy.go
 // podResizeStrategy — only spec.containers[*].resources and resizePolicy are kept from the request
 // (dropNonResizeUpdates), the rest comes from the stored pod; pkg/apis/core/validation
-// ValidatePodResize — the QoS class may not change, a running container must report its resources
+// ValidatePodResize — anything but cpu/memory changed is refused (resizePolicy included), the QoS class may not change, a running container must report its resources
 // (else the node "has no support for resize"), no request or limit removed, only cpu and memory;
 // and the PodResizeValidator admission plugin (plugin/pkg/admission/podresize) — a bound pod's
 // requests may not exceed its node's allocatable.
@@ -45,7 +45,9 @@ export function validatePodResize(name: string, old: KubeObject, next: KubeObjec
   const [before, after] = [old.spec as Spec, next.spec as Spec];
   const causes: string[] = [];
   const [from, to] = [qosClass([...(before.containers ?? []), ...(before.initContainers ?? [])]), qosClass([...(after.containers ?? []), ...(after.initContainers ?? [])])];
-  if (from !== to) causes.push(`spec: Invalid value: "${to}": Pod QOS Class may not change as a result of resizing`);
+  // The value quoted is newPod.Status.QOSClass: the status is the stored pod's, so the old class.
+  const recorded = (old.status as { qosClass?: string } | undefined)?.qosClass ?? from;
+  if (from !== to) causes.push(`spec: Invalid value: "${recorded}": Pod QOS Class may not change as a result of resizing`);
   const statuses = ((old.status as { containerStatuses?: { state?: { running?: unknown }; resources?: unknown }[] } | undefined)?.containerStatuses ?? []);
   const running = statuses.find((cs) => cs.state?.running !== undefined);
   if (running && running.resources === undefined) causes.push('spec: Forbidden: Pod running on node without support for resize');
@@ -58,6 +60,10 @@ export function validatePodResize(name: string, old: KubeObject, next: KubeObjec
   afterContainers.forEach((c, i) => {
     const was = resourcesOf(before.containers![i]);
     const now = resourcesOf(c);
+    // Anything but resources differing (resizePolicy: the strategy keeps it, validation refuses it).
+    const { resources: _a, ...restBefore } = before.containers![i];
+    const { resources: _b, ...restAfter } = c;
+    if (!sameJson(restBefore, restAfter)) otherChanged = true;
     for (const blocker of resizeBlockers(was, now, `spec.containers[${i}]`)) {
       const [, list, resource] = /\.resources\.(requests|limits)\.(.*)$/.exec(blocker)!;
       if ((RESIZABLE as readonly string[]).includes(resource)) causes.push(`spec.containers[${i}].resources.${list}: Forbidden: resource ${list} cannot be removed`);

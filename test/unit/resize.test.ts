@@ -56,7 +56,7 @@ describe('resources in place (§4.9)', () => {
     // Drain (state + gate), the patch recording the target, the resize: one chain per pod, budget 2.
     expect(chain(first.plan).filter((s) => s.endsWith('web-4'))).toEqual(['markDraining:web-4', 'patchImages:web-4', 'resizePod:web-4']);
     expect(chain(first.plan).filter((s) => s.startsWith('resizePod'))).toHaveLength(2);
-    expect(stateOf(w.pod(4))!.targetResources).toEqual({ app: { resources: cpu('200m'), resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }] } });
+    expect(stateOf(w.pod(4))!.targetResources).toEqual({ app: { resources: cpu('200m') } });
     let worst = 0;
     expect(await w.settle(200, () => (worst = Math.max(worst, unavailable(w))))).toBeGreaterThan(0);
     expect(worst).toBeLessThanOrEqual(2);

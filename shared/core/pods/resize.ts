@@ -1,21 +1,17 @@
 // One pod's resize (§4.9): what the pods/resize write sets, whether it has landed, and whether the
 // kubelet has carried it out (containerStatuses[].resources, no PodResizePending/PodResizeInProgress).
-import { sameJson } from '../json.ts';
 import type { Container, Pod } from '../objects.ts';
 import { resourcesMatch, resourcesOf, type ResizeTarget } from './resources.ts';
 
-const policyOf = (c: Container | undefined) => (c?.resizePolicy as ResizeTarget['resizePolicy']) ?? [];
-
 function needsResize(running: Container | undefined, target: ResizeTarget): boolean {
-  const resources = resourcesOf(running);
-  return !resourcesMatch(resources, target.resources) || (target.resizePolicy !== undefined && !sameJson(policyOf(running), target.resizePolicy));
+  return !resourcesMatch(resourcesOf(running), target.resources);
 }
 
-/** The containers of `pod` whose cpu/memory or resizePolicy differ from `containers` (the new template's): the resize to make; null for none. */
+/** The containers of `pod` whose cpu/memory differ from `containers` (the new template's): the resize to make; null for none. */
 export function resizeTargets(pod: Pod, containers: Container[]): Record<string, ResizeTarget> | null {
   const out: Record<string, ResizeTarget> = {};
   for (const c of containers) {
-    const target: ResizeTarget = { resources: resourcesOf(c), ...(c.resizePolicy ? { resizePolicy: policyOf(c) } : {}) };
+    const target: ResizeTarget = { resources: resourcesOf(c) };
     if (needsResize(pod.spec.containers.find((p) => p.name === c.name), target)) out[c.name] = target;
   }
   return Object.keys(out).length > 0 ? out : null;

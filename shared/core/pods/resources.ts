@@ -12,10 +12,12 @@ export interface ResourceRequirements {
   limits?: Record<string, string | number>;
 }
 
-/** A container's resize target: what NeoSet writes through pods/resize (dropNonResizeUpdates keeps resources and resizePolicy). */
+/**
+ * A container's resize target: what NeoSet writes through pods/resize. Only resources: 1.37's
+ * ValidatePodResize refuses a resizePolicy change there ("only cpu and memory resources are mutable").
+ */
 export interface ResizeTarget {
   resources: ResourceRequirements;
-  resizePolicy?: { resourceName: string; restartPolicy: string }[];
 }
 
 const SUFFIX: Record<string, number> = {

@@ -1,10 +1,11 @@
 // Can a pod move from one template to another in place (§4.4, §4.9)? Container images, the
-// template's labels and annotations, and containers' cpu/memory (requests, limits, resizePolicy —
-// through the pods/resize subresource) can: kubelet restarts a container whose image was patched and
+// template's labels and annotations, and containers' cpu/memory requests and limits (through the
+// pods/resize subresource) can: kubelet restarts a container whose image was patched and
 // resizes one whose resources were, while any other Pod spec field is immutable on a running Pod (or,
 // for the few that are not, NeoSet does not patch it), so such a change means delete and recreate.
-// A resize may not change the pod's QoS class, touch another resource, or remove a request or limit
-// (ValidatePodResize, Kubernetes 1.37); init containers are not resized (their resources are
+// A resize may not change the pod's QoS class, touch another resource, remove a request or limit, or
+// change resizePolicy (ValidatePodResize, Kubernetes 1.37: "only cpu and memory resources are
+// mutable" — the memory-API contract test shows it); init containers are not resized (their resources are
 // immutable unless the InPlacePodVerticalScalingInitContainers gate is on). The rule is the core's;
 // admission uses it too (InPlaceOnly refuses the rest), so the two can never disagree.
 import type { PodTemplateSpec } from '../../api/neoset.ts';
@@ -52,8 +53,8 @@ function containerBlockers(a: unknown, b: unknown): string[] {
   });
 }
 
-/** Container fields an in-place update carries: the image (pod patch), resources and resizePolicy (pods/resize). */
-const IN_PLACE_CONTAINER = new Set(['image', 'resources', 'resizePolicy']);
+/** Container fields an in-place update carries: the image (pod patch) and resources (pods/resize). */
+const IN_PLACE_CONTAINER = new Set(['image', 'resources']);
 
 /** A resize may not change the pod's QoS class (ValidatePodResize): named by the containers' resources that changed. */
 function qosBlockers(oldSpec: JsonObject, newSpec: JsonObject): string[] {

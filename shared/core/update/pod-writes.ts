@@ -27,14 +27,8 @@ export function afterWrite(pod: Pod, action: Action, nowMs: number): Pod {
       next.metadata.annotations = merge({ ...annotations, [ANNOTATION_INPLACE_STATE]: JSON.stringify(action.state) }, action.annotations);
       return next;
     case 'resizePod':
-      // pods/resize keeps only the containers' resources and resizePolicy (dropNonResizeUpdates).
-      next.spec = {
-        ...pod.spec,
-        containers: pod.spec.containers.map((c) => {
-          const t = action.containers[c.name];
-          return t ? { ...c, resources: t.resources, ...(t.resizePolicy ? { resizePolicy: t.resizePolicy } : {}) } : c;
-        }),
-      };
+      // pods/resize keeps only the containers' resources (dropNonResizeUpdates).
+      next.spec = { ...pod.spec, containers: pod.spec.containers.map((c) => (action.containers[c.name] ? { ...c, resources: action.containers[c.name].resources } : c)) };
       return next;
     case 'setInPlaceReady':
       return withGate(next, action);
