@@ -33,7 +33,7 @@ export const LabelSelector = z
 export const Container = z
   .looseObject({
     name: z.string().min(1).describe('Container name, unique within the pod (DNS label).'),
-    image: z.string().min(1).describe('Container image. Changing only images is what NeoSet updates in place.'),
+    image: z.string().min(1).describe('Container image. An image change is updated in place (the pod is patched; kubelet restarts the container).'),
     readinessProbe: z
       .looseObject({})
       .optional()
@@ -50,7 +50,20 @@ export const Container = z
         requests: z.record(z.string(), intOrString('Quantity.')).optional().describe('Requested compute resources.'),
       })
       .optional()
-      .meta({ description: 'Compute resources (core/v1 ResourceRequirements).', 'x-kubernetes-preserve-unknown-fields': true }),
+      .meta({
+        description:
+          'Compute resources (core/v1 ResourceRequirements). A change of cpu/memory requests or limits is updated in place under InPlaceIfPossible/InPlaceOnly through the Pod resize subresource (the pod keeps its UID; kubelet restarts the container only where resizePolicy says RestartContainer); a change of the QoS class, of another resource, or removing a request or limit cannot be resized: the pod is recreated (InPlaceIfPossible) or admission refuses it (InPlaceOnly). A resize beyond the node allocatable, or one kubelet reports Infeasible, fails the rollout with reason ResizeInfeasible.',
+        'x-kubernetes-preserve-unknown-fields': true,
+      }),
+    resizePolicy: z
+      .array(
+        z.looseObject({
+          resourceName: z.string().describe('cpu or memory.'),
+          restartPolicy: z.string().describe('NotRequired (resized without a restart, the default) or RestartContainer (kubelet restarts the container to apply it).'),
+        }),
+      )
+      .optional()
+      .describe('How kubelet applies an in-place resize of each resource (core/v1 ContainerResizePolicy). Immutable on a running pod: changing it recreates the pod.'),
   })
   .meta({ description: 'A container (core/v1 Container); fields other than the typed ones are kept as written.', 'x-kubernetes-preserve-unknown-fields': true });
 
@@ -118,7 +131,7 @@ export const UpdateStrategyType = z.enum(['InPlaceIfPossible', 'InPlaceOnly', 'R
 export const UpdateStrategy = z
   .object({
     type: UpdateStrategyType.default('InPlaceIfPossible').describe(
-      'InPlaceIfPossible: patch images in place, recreate the pod for any other change. InPlaceOnly: in place or not at all. ReCreate: delete and recreate like a StatefulSet. OnDelete: update a pod only when the user deletes it.',
+      'InPlaceIfPossible: patch images and resize cpu/memory in place, recreate the pod for any other change. InPlaceOnly: in place or not at all. ReCreate: delete and recreate like a StatefulSet. OnDelete: update a pod only when the user deletes it.',
     ),
     partition: z
       .int()
