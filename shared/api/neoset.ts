@@ -147,6 +147,31 @@ export const UpdateStrategy = z
   .prefault({})
   .describe('How pods move to a new revision.');
 
+export const LifecycleHook = z
+  .object({
+    labelsHandler: z
+      .record(z.string(), z.string())
+      .refine((m) => Object.keys(m).length > 0, 'at least one label')
+      .describe(
+        'Labels the hook owner puts on the pods it guards. preUpdate: NeoSet waits until the owner removes them (its "go"). postUpdate: NeoSet waits until the owner puts them back (its "re-joined").',
+      ),
+    timeoutSeconds: z.int().min(1).default(600).describe('A wait longer than this fails the rollout with reason HookTimeout, naming the pod and the hook.'),
+  })
+  .describe('One update hook (the OpenKruise lifecycle-hook label handshake).');
+
+export const Lifecycle = z
+  .object({
+    preUpdate: LifecycleHook.optional().describe(
+      'Before a pod is drained for an update: its label neoset.neo.io/lifecycle-state becomes PreparingUpdate and NeoSet waits for the handler labels to be removed; then Updating.',
+    ),
+    postUpdate: LifecycleHook.optional().describe(
+      'After a pod is updated and available: its state becomes Updated and NeoSet waits for the handler labels to be back; then Normal.',
+    ),
+  })
+  .describe(
+    'Update hooks (SPEC §4.10). A pod counts against maxUnavailable from PreparingUpdate until Normal; every state change is also sent as a CloudEvent (type io.neo.neoset.lifecycle.<state>, the Pod as data) to $K_SINK.',
+  );
+
 export const NeoSetSpec = z.object({
   replicas: z.int().min(0).default(1).describe('Number of pods, ordinals 0..replicas-1.'),
   selector: LabelSelector,
@@ -181,6 +206,7 @@ export const NeoSetSpec = z.object({
     .default(10)
     .describe('ControllerRevisions kept beyond those in use; older ones are pruned.'),
   updateStrategy: UpdateStrategy,
+  lifecycle: Lifecycle.optional(),
 });
 
 export const Phase = z.enum(['Idle', 'Canary', 'RollingOut', 'Paused', 'Completed', 'Failed']);

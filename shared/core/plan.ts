@@ -47,6 +47,9 @@ export interface InPlaceState {
   resizeRefused?: string;
 }
 
+/** SPEC §4.10: the pod label neoset.neo.io/lifecycle-state. */
+export type LifecycleState = 'Normal' | 'PreparingUpdate' | 'Updating' | 'Updated';
+
 /** The pod condition InPlaceUpdateReady as a decision writes it (pods/status; SPEC §4.4). */
 export interface Gate {
   status: 'True' | 'False';
@@ -121,6 +124,11 @@ export type Action =
     }
   /** §4.4 step 5: pause was toggled since the patch — the deadline runs again from now (the state annotation only). */
   | { kind: 'restartDeadline'; pod: ObjectRef; state: InPlaceState; event: EventSpec }
+  /**
+   * §4.10: the pod's lifecycle state (label) and since when (annotation), one conditional pod patch;
+   * the applier then sends the CloudEvent io.neo.neoset.lifecycle.<state> to $K_SINK.
+   */
+  | { kind: 'setLifecycle'; pod: ObjectRef; state: LifecycleState; since: string }
   /** Adopt an orphan pod or revision (§4.1): add the NeoSet as its controller, conditional on its resourceVersion. */
   | { kind: 'adoptPod' | 'adoptRevision'; object: ObjectRef; ownerReferences: OwnerReference[]; event: EventSpec }
   /**

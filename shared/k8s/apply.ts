@@ -4,7 +4,14 @@
 // resourceVersion; then the actions in order. The first lost race (409) ends the application — the
 // winner's write produces a new event, and the next decide() starts from it. Any other refusal is
 // made visible (failures.ts). Events: events.ts.
-import { ANNOTATION_CLAIM_RELEASED, ANNOTATION_INPLACE_STATE, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../api/names.ts';
+import {
+  ANNOTATION_CLAIM_RELEASED,
+  ANNOTATION_INPLACE_STATE,
+  ANNOTATION_LIFECYCLE_SINCE,
+  LABEL_LIFECYCLE_STATE,
+  LABEL_NEOSET_NAME,
+  LABEL_REVISION_HASH,
+} from '../api/names.ts';
 import type { NeoSet, NeoSetStatus } from '../api/neoset.ts';
 import { sameJson } from '../core/json.ts';
 import type { ControllerRevision, ObjectMeta, PersistentVolumeClaim, Pod } from '../core/objects.ts';
@@ -18,6 +25,7 @@ import { ApiError, type KubeClient } from './client.ts';
 import { eventBatch, recordEvent } from './events.ts';
 import { reportFailure, withoutFailure } from './failures.ts';
 import { ownerOf, type Owner } from './owner.ts';
+import type { LifecycleSink } from '../events/lifecycle-sink.ts';
 
 export type { Owner } from './owner.ts';
 import { paths } from './paths.ts';
@@ -37,6 +45,8 @@ export interface ApplyResult {
 
 export interface ApplyOptions {
   now?: () => Date;
+  /** Where lifecycle state changes go as CloudEvents (SPEC §4.10: $K_SINK); none: not sent. */
+  sink?: LifecycleSink;
   /** Reported as the Event's reportingInstance. */
   instance?: string;
 }
@@ -56,7 +66,7 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
   const owner = ownerOf(neoset);
   const event = async (key: string, spec: EventSpec) => recordEvent(client, owner, key, spec, now(), opts.instance);
   const events = eventBatch(client, owner, now, opts.instance);
-  const ctx = newCtx(events.add, now, owner, neoset);
+  const ctx = newCtx(events.add, now, owner, neoset, opts.sink);
   let resourceVersion = neoset.metadata.resourceVersion;
   const writeStatus = async (status: NeoSetStatus, what: string) => {
     const r = await client.request<{ metadata?: ObjectMeta }>('PUT', paths.neosetStatus(ns, neoset.metadata.name), {
@@ -128,7 +138,7 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
 /** Pod writes of one plan in flight at once at most (SPEC §2.0 "concurrently, bounded"). */
 export const WRITE_PARALLELISM = 8;
 
-const POD_WRITES = new Set<Action['kind']>(['createPod', 'deletePod', 'markDraining', 'setInPlaceReady', 'patchImages', 'resizePod', 'finishInPlaceUpdate', 'restartDeadline']);
+const POD_WRITES = new Set<Action['kind']>(['createPod', 'deletePod', 'markDraining', 'setInPlaceReady', 'patchImages', 'resizePod', 'finishInPlaceUpdate', 'restartDeadline', 'setLifecycle']);
 
 function podOf(action: Action): string | null {
   if (!POD_WRITES.has(action.kind)) return null;
@@ -183,7 +193,7 @@ async function forEachBounded(items: Action[][], limit: number, fn: (item: Actio
 export async function applyPodWrites(client: KubeClient, owner: Owner, actions: Action[], opts: ApplyOptions = {}): Promise<ApplyResult> {
   const now = opts.now ?? (() => new Date());
   const events = eventBatch(client, owner, now, opts.instance);
-  const ctx = newCtx(events.add, now, owner, null);
+  const ctx = newCtx(events.add, now, owner, null, opts.sink);
   const written: string[] = [];
   try {
     for (const action of actions) {
@@ -213,15 +223,17 @@ interface Ctx {
   /** The resourceVersion a write is conditional on: its own, or (chained) the one our previous write to that object returned. */
   rv: (ref: ObjectRef) => string;
   wrote: (ref: ObjectRef, result: Written) => void;
+  sink?: LifecycleSink;
 }
 
-function newCtx(event: Ctx['event'], now: () => Date, owner: Owner, neoset: NeoSet | null): Ctx {
+function newCtx(event: Ctx['event'], now: () => Date, owner: Owner, neoset: NeoSet | null, sink?: LifecycleSink): Ctx {
   const returned = new Map<string, string>();
   return {
     event,
     now,
     owner,
     neoset,
+    sink,
     rv: (ref) => {
       if (!ref.chained) return ref.resourceVersion;
       const rv = returned.get(ref.uid);
@@ -350,6 +362,12 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
       // An aborted drain changed no image: it is not an update duration.
       if (!action.aborted) inPlaceUpdateDuration.observe({ namespace: ns, neoset: ctx.owner.name }, action.durationSeconds);
       return action.event ? ctx.event(keyOf(action.kind, r), action.event) : undefined;
+    }
+    case 'setLifecycle': {
+      const r = await patchPod(action.pod, { metadata: { labels: { [LABEL_LIFECYCLE_STATE]: action.state }, annotations: { [ANNOTATION_LIFECYCLE_SINCE]: action.since } } });
+      // Sent once the state is on the pod, in the order of the pod's writes (SPEC §4.10).
+      if (ctx.sink && r) await ctx.sink({ state: action.state, namespace: ns, neoset: ctx.owner.name, pod: r as Record<string, unknown> });
+      return;
     }
     case 'recordEvent':
       return ctx.event(action.key, action.event);

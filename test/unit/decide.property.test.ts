@@ -41,6 +41,8 @@ const command = fc.oneof(
   { weight: 1, arbitrary: fc.record({ k: fc.constant('delete' as const), pod: ordinal }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('time' as const), seconds: fc.integer({ min: 1, max: 90 }) }) },
   { weight: 5, arbitrary: fc.record({ k: fc.constant('edit' as const), edit }) },
+  // §4.10: the hook owner answers for one pod (late, or — when it never comes — HookTimeout).
+  { weight: 3, arbitrary: fc.record({ k: fc.constant('owner' as const), pod: ordinal }) },
   // §4.9: what the kubelet says of a pending resize from now on (Deferred waits, Infeasible fails).
   { weight: 1, arbitrary: fc.record({ k: fc.constant('resizeVerdict' as const), verdict: fc.constantFrom('Fits' as const, 'Deferred' as const, 'Infeasible' as const) }) },
 );
@@ -58,6 +60,7 @@ const setup = fc.record({
   whenDeleted: fc.constantFrom('Retain' as const, 'Delete' as const),
   revisionHistoryLimit: fc.constantFrom(0, 2, 10),
   resources: fc.boolean(),
+  hooks: fc.constantFrom('none' as const, 'pre' as const, 'both' as const),
 });
 
 type Command = typeof command extends fc.Arbitrary<infer T> ? T : never;
@@ -79,6 +82,10 @@ function build(s: Setup): World {
     },
   });
   w.api.setNodeAllocatable({ cpu: '8', memory: '32Gi' });
+  if (s.hooks !== 'none') {
+    const hook = { labelsHandler: { 'owner.example/serving': 'true' }, timeoutSeconds: 60 };
+    w.edit((spec) => void (spec.lifecycle = s.hooks === 'pre' ? { preUpdate: hook } : { preUpdate: hook, postUpdate: hook }));
+  }
   if (s.resources) setResources(w, '100m', 'NotRequired');
   return w;
 }
@@ -142,6 +149,8 @@ async function step(w: World, c: Command, state: WorldObservation): Promise<void
       return w.advance(c.seconds);
     case 'edit':
       return applyEdit(w, c.edit);
+    case 'owner':
+      return w.hookOwner(name(c.pod));
     case 'resizeVerdict':
       w.resizeVerdict = c.verdict === 'Fits' ? undefined : () => c.verdict;
       return;
@@ -192,6 +201,7 @@ function assertInvariants(w: World, previous: Observation, current: Observation,
 function finalEdit(w: World): void {
   const brokenStable = w.neoset.status?.currentImage?.includes(BAD_IMAGE_MARK) ?? false;
   w.resizeVerdict = undefined; // a healthy kubelet
+  w.promptHookOwner = true; // and a hook owner that answers
   w.edit((s) => {
     // Resources the node can hold: a refused or infeasible resize is re-targeted by this edit.
     const c = s.template.spec.containers[0] as Record<string, { requests?: Record<string, string>; limits?: Record<string, string> } | undefined>;
@@ -215,6 +225,8 @@ function assertConverged(w: World): void {
     expect(pod.metadata.annotations?.[ANNOTATION_INPLACE_STATE]).toBeUndefined();
     expect(pod.spec.containers[0].image).toBe('nginx:v9');
     expect(pod.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    // §4.10: every hook answered.
+    if (w.neoset.spec.lifecycle) expect(pod.metadata.labels?.['neoset.neo.io/lifecycle-state']).toBe('Normal');
     // §4.9: the kubelet runs the template's cpu/memory, nothing pending.
     const template = w.neoset.spec.template.spec.containers[0] as { resources?: ResourceRequirements };
     expect(resourcesMatch(pod.status?.containerStatuses?.[0].resources, template.resources ?? {})).toBe(true);

@@ -3,7 +3,7 @@
 // consecutive steps of its update in one invocation (SPEC §2.0 "carry a pod as far as it can go"):
 // the next step is decided on the pod as the previous write leaves it, and written conditional on the
 // resourceVersion that write returned.
-import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY, LABEL_REVISION_HASH } from '../../api/names.ts';
+import { ANNOTATION_INPLACE_STATE, ANNOTATION_LIFECYCLE_SINCE, CONDITION_INPLACE_READY, LABEL_LIFECYCLE_STATE, LABEL_REVISION_HASH } from '../../api/names.ts';
 import type { Pod, PodCondition } from '../objects.ts';
 import type { Action, Gate } from '../plan.ts';
 
@@ -32,6 +32,10 @@ export function afterWrite(pod: Pod, action: Action, nowMs: number): Pod {
       return next;
     case 'setInPlaceReady':
       return withGate(next, action);
+    case 'setLifecycle':
+      next.metadata.labels = { ...pod.metadata.labels, [LABEL_LIFECYCLE_STATE]: action.state };
+      annotations[ANNOTATION_LIFECYCLE_SINCE] = action.since;
+      return next;
     default:
       return next;
   }
