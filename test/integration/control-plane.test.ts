@@ -115,6 +115,11 @@ describe('NeoSet CRD', () => {
     const flat = (text: string) => text.replace(/\s+/g, ' ');
     expect(flat(resources.stdout)).toContain('updated in place under InPlaceIfPossible/InPlaceOnly through the Pod resize subresource');
     const policy = await kubectl(['explain', 'neoset.spec.template.spec.containers.resizePolicy.restartPolicy']);
+    // §4.10: the update hooks.
+    const hooks = await kubectl(['explain', 'neoset.spec.lifecycle.preUpdate.labelsHandler']);
+    expect(flat(hooks.stdout)).toContain('NeoSet waits until the owner removes them');
+    const lifecycle = await kubectl(['explain', 'neoset.spec.lifecycle']);
+    expect(flat(lifecycle.stdout)).toContain('io.neo.neoset.lifecycle.<state>');
     expect(flat(policy.stdout)).toContain('RestartContainer (kubelet restarts the container to apply it)');
   });
 

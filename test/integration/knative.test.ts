@@ -3,7 +3,7 @@
 // `kubectl apply --dry-run=server -k knative/`, so a schema mistake fails here rather than in a
 // user's deploy. The ServiceAccounts and their RBAC are applied for real and each one's permissions
 // are compared with `kubectl auth can-i --list` against the list its function's code needs.
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +26,8 @@ const EXPECTED: Record<string, Permissions> = {
     'neosets.neo.io/finalizers': ['update'],
     pods: ['create', 'delete', 'get', 'list', 'patch'],
     'pods/status': ['patch'],
+    // SPEC §4.9: containers' cpu/memory in place.
+    'pods/resize': ['patch'],
     'controllerrevisions.apps': ['create', 'delete', 'list', 'patch'],
     persistentvolumeclaims: ['create', 'list', 'patch'],
     events: ['create'],
@@ -97,6 +99,19 @@ describe('knative/', () => {
     for (const kind of ['Service', 'Broker', 'Trigger', 'ApiServerSource', 'PingSource', 'Deployment', 'ValidatingWebhookConfiguration']) {
       expect(manifests.some((m) => m.kind === kind), kind).toBe(true);
     }
+  });
+
+  it('knative/hooks.yaml (outside the kustomization) binds the reconcile Service\'s K_SINK to a Broker of lifecycle events (SPEC §4.10)', () => {
+    const docs = parseAllDocuments(readFileSync(`${KNATIVE_DIR}hooks.yaml`, 'utf8')).map((d) => d.toJS());
+    const binding = docs.find((d) => d.kind === 'SinkBinding');
+    const reconcile = manifests.find((m) => m.kind === 'Service' && m.apiVersion === 'serving.knative.dev/v1' && m.metadata.name === 'neoset-reconcile');
+    expect(reconcile, 'the reconcile Service of the kustomization').toBeDefined();
+    expect(binding.spec.subject).toEqual({ apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: reconcile!.metadata.name });
+    expect(binding.metadata.namespace).toBe(reconcile!.metadata.namespace);
+    const broker = docs.find((d) => d.kind === 'Broker');
+    expect(binding.spec.sink.ref).toEqual({ apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: broker.metadata.name });
+    const types = docs.filter((d) => d.kind === 'Trigger').map((t) => t.spec.filter.attributes.type);
+    expect(types).toEqual(['io.neo.neoset.lifecycle.PreparingUpdate', 'io.neo.neoset.lifecycle.Updated']);
   });
 
   it('wires events as SPEC §2 says: Resource-mode sources, filtered Triggers with retries and a dead-letter sink, a resync every minute', () => {
