@@ -10,6 +10,8 @@
 //   --context NAME      its context (default: the current one); no simulated kubelet; the CRD, the
 //                       functions' RBAC and the admission webhooks installed, the webhooks removed on exit
 //   --admission-host H  the address your API server calls the admission webhooks at (default 127.0.0.1)
+//   --hook-owner URL    hand the lifecycle CloudEvents (SPEC §4.10; printed as `hook event: ...`) on to
+//                       this hook owner, e.g. examples/hooks/ (NEOSET_HOOK_OWNER)
 //   --bundled           run the dist/ bundles (built first) instead of the sources
 //   --verbose           print every invocation, no-ops included
 import { rmSync } from 'node:fs';
@@ -24,7 +26,7 @@ const say = (line: string) => process.stderr.write(`${line}\n`);
 
 function usage(message: string): never {
   say(`npm run dev: ${message}`);
-  say('usage: npm run dev -- [--kubeconfig PATH [--context NAME] [--admission-host HOST]] [--record DIR] [--resync-ms N] [--reconcile-port N] [--readiness-port N] [--admission-port N] [--dir DIR] [--bundled] [--verbose]');
+  say('usage: npm run dev -- [--kubeconfig PATH [--context NAME] [--admission-host HOST]] [--record DIR] [--resync-ms N] [--reconcile-port N] [--readiness-port N] [--admission-port N] [--dir DIR] [--hook-owner URL] [--bundled] [--verbose]');
   process.exit(2);
 }
 
@@ -41,6 +43,7 @@ function parse() {
         kubeconfig: { type: 'string' },
         context: { type: 'string' },
         'admission-host': { type: 'string' },
+        'hook-owner': { type: 'string', default: process.env.NEOSET_HOOK_OWNER },
         bundled: { type: 'boolean', default: false },
         verbose: { type: 'boolean', default: false },
       },
@@ -69,6 +72,7 @@ const options = {
   },
   cluster: args.kubeconfig ? { kubeconfig: absolute(args.kubeconfig), context: args.context } : undefined,
   admissionHost: args['admission-host'],
+  hookOwner: args['hook-owner'],
   bundled: args.bundled,
   verbose: args.verbose,
 };

@@ -19,6 +19,7 @@ import { applyIdentities, serviceAccountKubeconfig } from './identities.ts';
 import { followFile, formatLogLine } from './log-view.ts';
 import { kustomize } from './manifests.ts';
 import { createRecorder, type Recorder } from './recorder.ts';
+import { startHookReceiver } from './hook-receiver.ts';
 import { localWebhooks, registerWebhooks } from './webhooks.ts';
 import { connectCluster, deleteManifests, deleteManifestsNow, startLocalCluster, type Cluster } from './your-cluster.ts';
 
@@ -39,6 +40,8 @@ export interface DevStackOptions {
   cluster?: { kubeconfig: string; context?: string };
   /** The address the API server calls the admission webhooks at (default 127.0.0.1). */
   admissionHost?: string;
+  /** Hand the lifecycle CloudEvents (SPEC §4.10) on to this hook owner too (`--hook-owner`). */
+  hookOwner?: string;
   /** Progress and invocation lines. */
   log: (line: string) => void;
 }
@@ -114,9 +117,15 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     writeFileSync(certFile, serving.certPem, { mode: 0o600 });
     writeFileSync(keyFile, serving.keyPem, { mode: 0o600 });
 
+    // $K_SINK of the reconcile function (SPEC §4.10; a SinkBinding sets it on Knative): a local
+    // receiver that prints each lifecycle CloudEvent, and hands it on to --hook-owner.
+    const hooks = await startHookReceiver({ port: 0, forwardTo: opts.hookOwner, log });
+    parts.push({ name: 'hook receiver', stop: () => hooks.stop() });
+    log(`hook events (K_SINK): ${hooks.url}${opts.hookOwner ? `, handed on to ${opts.hookOwner}` : ''}`);
+
     const common = (name: FunctionName, kubeconfig: string) => ({ name, kubeconfig, port: opts.ports[name], logPath: join(logsDir, `${name}.log`), bundled: opts.bundled });
     const started = await Promise.allSettled([
-      startFunction(common('reconcile', reconcileKc)),
+      startFunction({ ...common('reconcile', reconcileKc), env: { K_SINK: hooks.url } }),
       startFunction(common('readiness', readinessKc)),
       startFunction({ ...common('admission', admissionKc), tls: { certFile, keyFile, caPem: ca.certPem }, host: admissionHost, metricsPort: (await freePorts(1))[0] }),
     ]);

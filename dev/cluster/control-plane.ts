@@ -114,7 +114,7 @@ rules:
     verbs: [create, update, patch, delete]
     resources:
       - group: ""
-        resources: [pods, pods/status]
+        resources: [pods, pods/status, pods/resize]
       - group: apps
         resources: [controllerrevisions]
       - group: neo.io

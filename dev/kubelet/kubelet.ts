@@ -10,6 +10,7 @@ import { newContainerID } from './image.ts';
 import { MAX_PODS, registerNode } from './node.ts';
 import { createPodIPs } from './pod-ips.ts';
 import { simulatePod, terminatedStatus, type SimSettings } from './pod-status.ts';
+import { allocatedRequests, type NodeResources } from './resize.ts';
 import { startPodWatch, type WirePod } from './pod-watch.ts';
 import { createWorkQueue } from './work-queue.ts';
 
@@ -29,6 +30,10 @@ export interface KubeletOptions {
   maxGraceSeconds?: number;
   /** Pods it takes at most (the node's allocatable pods, as a scheduler respects it). Default MAX_PODS. */
   maxPods?: number;
+  /** Resize accepted (PodResizeInProgress) → carried out (SPEC §4.9). Default 100. */
+  resizeDelayMs?: number;
+  /** The Node's allocatable cpu/memory (default 8 / 32Gi) and CPU manager policy (default none). */
+  node?: Partial<NodeResources>;
   /** Full relist period (the watch alone is not trusted). Default 3000. */
   resyncMs?: number;
   log?: (msg: string) => void;
@@ -45,6 +50,8 @@ interface Tracked {
   uid: string;
   marks: Map<string, number>;
   deletingSince?: number;
+  /** The cpu/memory requests (milli-units) its containers were last seen allocated: what a resize must fit beside. */
+  allocated?: { cpu: number; memory: number };
 }
 
 type Outcome = 'done' | 'again';
@@ -55,12 +62,15 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
   const maxPods = Math.min(opts.maxPods ?? MAX_PODS, MAX_PODS);
   const log = (msg: string): void => opts.log?.(`[kubelet ${nodeName}] ${msg}`);
   const core = opts.kubeConfig.makeApiClient(CoreV1Api);
-  const node = await registerNode(opts.kubeConfig, nodeName, log);
+  const nodeResources: NodeResources = { allocatable: { cpu: '8', memory: '32Gi' }, ...opts.node };
+  const node = await registerNode(opts.kubeConfig, nodeName, log, nodeResources.allocatable);
   const settings: SimSettings = {
     hostIP: node.hostIP,
     startDelayMs: opts.startDelayMs ?? 200,
     readyDelayMs: opts.readyDelayMs ?? 300,
     crashLoopRestartMs: opts.crashLoopRestartMs ?? 1000,
+    resizeDelayMs: opts.resizeDelayMs ?? 100,
+    node: nodeResources,
   };
   const ips = createPodIPs(node.podSubnet);
   const tracked = new Map<string, Tracked>();
@@ -178,12 +188,20 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return 'done';
     const now = Date.now();
     const podIP = ips.ensure(t.uid, pod.status?.podIP);
-    const next = simulatePod(pod, settings, { now, podIP, seen: (k) => t.marks.get(k), newContainerID });
+    t.allocated = allocatedRequests(pod);
+    const usedByOthers = { cpu: 0, memory: 0 };
+    for (const [other, o] of tracked) {
+      if (other === key || !o.allocated) continue;
+      usedByOthers.cpu += o.allocated.cpu;
+      usedByOthers.memory += o.allocated.memory;
+    }
+    const next = simulatePod(pod, settings, { now, podIP, seen: (k) => t.marks.get(k), newContainerID, usedByOthers });
     if (!sameFields(pod.status ?? {}, next.status)) {
       const outcome = await writeStatus(key, pod, next.status);
       if (outcome !== 'done') return outcome;
       for (const [k, at] of Object.entries(next.marks)) t.marks.set(k, at);
-      const live = new Set(['pod', ...(next.status.containerStatuses ?? []).map((cs) => cs.containerID)]);
+      t.allocated = allocatedRequests({ status: next.status });
+      const live = new Set(['pod', 'resize', ...(next.status.containerStatuses ?? []).map((cs) => cs.containerID)]);
       for (const k of t.marks.keys()) if (!live.has(k)) t.marks.delete(k);
       log(`${key}: ${summary(next.status)}`);
     }

@@ -25,13 +25,18 @@ const LEASE_NAMESPACE = 'kube-node-lease';
 const LEASE_DURATION_SECONDS = 40;
 const LEASE_RENEW_MS = 10_000;
 
-export async function registerNode(kubeConfig: KubeConfig, nodeName: string, log: (msg: string) => void): Promise<RegisteredNode> {
+export async function registerNode(
+  kubeConfig: KubeConfig,
+  nodeName: string,
+  log: (msg: string) => void,
+  allocatable: { cpu: string; memory: string } = { cpu: '8', memory: '32Gi' },
+): Promise<RegisteredNode> {
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const node = await ensureNode(core, nodeName);
   const index = subnetIndex(node.spec?.podCIDR) ?? 2;
   const hostIP = `172.18.0.${index}`;
   await core.patchNodeStatus(
-    { name: nodeName, body: { status: nodeStatus(nodeName, hostIP) } },
+    { name: nodeName, body: { status: nodeStatus(nodeName, hostIP, allocatable) } },
     setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
   );
 
@@ -116,9 +121,10 @@ function subnetIndex(podCIDR: string | undefined): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-function nodeStatus(nodeName: string, hostIP: string): Record<string, unknown> {
+function nodeStatus(nodeName: string, hostIP: string, allocatable: { cpu: string; memory: string }): Record<string, unknown> {
   const now = new Date().toISOString();
-  const resources = { cpu: '8', memory: '32Gi', pods: String(MAX_PODS), 'ephemeral-storage': '100Gi' };
+  // The allocatable cpu/memory kube-apiserver's PodResizeValidator checks a resize against (SPEC §4.9).
+  const resources = { ...allocatable, pods: String(MAX_PODS), 'ephemeral-storage': '100Gi' };
   const condition = (type: string, status: string, reason: string, message: string) => ({
     type,
     status,

@@ -5,6 +5,7 @@
 
 import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { readyCondition, setConditions, type DesiredCondition } from './conditions.ts';
+import { resizeStep, reportedResources, type NodeResources } from './resize.ts';
 import { imageIDOf, isCrashLoopImage, normalizeImage } from './image.ts';
 
 export interface SimSettings {
@@ -15,6 +16,10 @@ export interface SimSettings {
   readyDelayMs: number;
   /** Time between two crashes of a `-crashloop` container. */
   crashLoopRestartMs: number;
+  /** Resize accepted (PodResizeInProgress) → carried out (§4.9). */
+  resizeDelayMs: number;
+  /** The node's allocatable cpu/memory, and its CPU manager policy (static: Guaranteed pods' cpu cannot be resized). */
+  node: NodeResources;
 }
 
 export interface SimContext {
@@ -23,6 +28,8 @@ export interface SimContext {
   /** The millisecond time this kubelet saw `key` (`pod`, or a containerID) start, if it remembers. */
   seen: (key: string) => number | undefined;
   newContainerID: () => string;
+  /** The cpu/memory requests (milli-units) allocated to the node's other pods: what a resize must fit beside. */
+  usedByOthers: { cpu: number; memory: number };
 }
 
 export interface SimResult {
@@ -58,9 +65,19 @@ export function simulatePod(pod: V1Pod, settings: SimSettings, ctx: SimContext):
   const running = ctx.now >= podStart + settings.startDelayMs;
   if (!running) step.wake(podStart + settings.startDelayMs);
 
+  const resize = running ? resizeStep(pod, settings, ctx, step.wake) : null;
+  if (resize?.accepted) marks.resize = ctx.now;
   const containerStatuses = (pod.spec?.containers ?? []).map((container) => {
     const before = previous.containerStatuses?.find((cs) => cs.name === container.name);
-    return running ? nextContainerStatus(container, before, step) : creatingStatus(container);
+    if (!running) return creatingStatus(container);
+    // §4.9: a resize carried out — the new values reported; restarted when its resizePolicy says so.
+    if (before?.containerID && resize?.restart.has(container.name)) {
+      return startContainer(container, before.restartCount + 1, stoppedState(before, ctx.now), step);
+    }
+    const next = nextContainerStatus(container, before, step);
+    if (resize?.actuate.has(container.name)) return { ...next, resources: reportedResources(container) };
+    // Until then the container runs with what was allocated, an image restart included.
+    return before?.resources ? { ...next, resources: before.resources } : next;
   });
   const unready = containerStatuses.filter((cs) => !cs.ready).map((cs) => cs.name);
   const containersReady: DesiredCondition =
@@ -73,7 +90,7 @@ export function simulatePod(pod: V1Pod, settings: SimSettings, ctx: SimContext):
           message: `containers with unready status: [${unready.join(' ')}]`,
         };
   const conditions = setConditions(
-    previous.conditions ?? [],
+    resize ? resize.conditions : (previous.conditions ?? []),
     [
       { type: 'PodReadyToStartContainers', status: 'True' },
       { type: 'Initialized', status: 'True' },
@@ -139,7 +156,16 @@ function startContainer(container: V1Container, restartCount: number, lastState:
   const containerID = ctx.newContainerID();
   step.marks[containerID] = ctx.now;
   const now = apiTime(ctx.now);
-  const base = { name: container.name, image: normalizeImage(reference), imageID: imageIDOf(reference), containerID, restartCount };
+  // containerStatuses[].resources from the start: without them kube-apiserver refuses pods/resize
+  // ("Pod running on node without support for resize", SPEC §4.9).
+  const base = {
+    name: container.name,
+    image: normalizeImage(reference),
+    imageID: imageIDOf(reference),
+    containerID,
+    restartCount,
+    resources: reportedResources(container),
+  };
   if (isCrashLoopImage(reference)) {
     step.wake(ctx.now + settings.crashLoopRestartMs);
     const podRef = `${pod.metadata?.name}_${pod.metadata?.namespace}(${pod.metadata?.uid})`;

@@ -156,6 +156,11 @@ describe('events reconcile leaves alone (shared/core/event-relevance.ts)', () =>
     expect(reconcileCanSkip(pod({}, [{ type: 'InPlaceUpdateReady', status: 'True' }, { type: 'ContainersReady', status: 'False' }, { type: 'Ready', status: 'False' }]) as never)).toBeNull();
     expect(reconcileCanSkip(pod(state, [], { deletionTimestamp: '2025-01-01T00:00:00Z' }) as never)).toBeNull();
     expect(reconcileCanSkip(pod(state, [], { ownerReferences: [] }) as never)).toBeNull();
+    // §4.9: a resize that cannot be done fails the rollout, from this very event.
+    const refused = { 'neoset.neo.io/inplace-update-state': JSON.stringify({ revision: 'web-2', phase: 'Updating', drainStartedAt: '2025-01-01T00:00:00Z', resizeRefused: 'node didn\'t have enough allocatable resources' }) };
+    expect(reconcileCanSkip(pod(refused, []) as never)).toBeNull();
+    expect(reconcileCanSkip(pod(state, [{ type: 'PodResizePending', status: 'True', reason: 'Infeasible' } as never]) as never)).toBeNull();
+    expect(reconcileCanSkip(pod(state, [{ type: 'PodResizePending', status: 'True', reason: 'Deferred' } as never]) as never)).toBe('in-place update in flight');
     const failed = pod(state, []);
     failed.status.phase = 'Failed';
     expect(reconcileCanSkip(failed as never)).toBeNull();

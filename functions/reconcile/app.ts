@@ -6,6 +6,7 @@ import type { Pod } from '../../shared/core/objects.ts';
 import { neosetEventCanSkip, podEventCanSkip } from '../../shared/core/event-relevance.ts';
 import type { NeoSet } from '../../shared/api/neoset.ts';
 import { createEventApp } from '../../shared/http/event-app.ts';
+import { sinkFromEnv, type LifecycleSink } from '../../shared/events/lifecycle-sink.ts';
 import type { ParsedEvent } from '../../shared/events/target.ts';
 import { createLogger } from '../../shared/http/logger.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
@@ -47,6 +48,8 @@ export interface ReconcileDeps {
   recheck?: (key: NeoSetKey, delayMs: number) => void;
   /** Told, per event and NeoSet, which reconcile answered it (for tests and measurements). */
   onCovered?: (covered: Covered) => void;
+  /** Where lifecycle state changes go (SPEC §4.10); default $K_SINK when set. */
+  sink?: LifecycleSink;
 }
 
 function skipReason(event: ParsedEvent): string | null {
@@ -59,13 +62,14 @@ function skipReason(event: ParsedEvent): string | null {
 export function createApp(deps: ReconcileDeps): Hono {
   const now = deps.now ?? (() => new Date());
   const log = deps.logger ?? createLogger('reconcile');
+  const sink = deps.sink ?? sinkFromEnv((err, e) => log.warn({ pod: `${e.namespace}/${e.pod.metadata?.name}`, state: e.state, error: err.message }, 'lifecycle event not delivered to K_SINK'));
   // One table per app instance (STYLE §6): at most one reconcile per NeoSet at a time, and the events
   // that arrive meanwhile share one follow-up. A Pod event also reaches the readiness function, whose
   // duties it then leaves alone (§2.2); a follow-up covering any NeoSet event or re-check does them all.
   const coalescer = createCoalescer<Duties, Outcome>({
     merge: (a, b) => (a === 'all' || b === 'all' ? 'all' : 'reconcile'),
     run: async (key, duties) => {
-      const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), now);
+      const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), now, sink);
       // Once per run, not per event: the events a run covers share its re-check too.
       if (outcome.result === 'conflict') recheck(key, CONFLICT_RECHECK_MS);
       else if (outcome.requeueAfter !== null && outcome.requeueAfter <= MAX_SELF_RECHECK_SECONDS) {

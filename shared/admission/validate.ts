@@ -99,7 +99,14 @@ export function updateIssues(old: NeoSet, neoset: NeoSet): Issue[] {
   }
   if (neoset.spec.updateStrategy.type === 'InPlaceOnly') {
     for (const blocker of inPlaceChangeBlockers(old.spec.template, neoset.spec.template)) {
-      issues.push(issue(joinPath('spec.template', blocker), 'cannot change in place and spec.updateStrategy.type is InPlaceOnly (only container images and template labels/annotations can)'));
+      // A blocker may carry why after its path: `spec.containers[0].resources (QoS class Burstable -> Guaranteed)`.
+      const [path, why] = blocker.split(/ \((.*)\)$/);
+      issues.push(
+        issue(
+          joinPath('spec.template', path),
+          `${why ? `${why}: ` : ''}cannot change in place and spec.updateStrategy.type is InPlaceOnly (only container images, containers' cpu/memory within the same QoS class, and template labels/annotations can)`,
+        ),
+      );
     }
   }
   return issues;

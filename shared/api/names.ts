@@ -25,6 +25,16 @@ export const ANNOTATION_INPLACE_STATE = 'neoset.neo.io/inplace-update-state';
  */
 export const ANNOTATION_CLAIM_RELEASED = 'neoset.neo.io/claim-released';
 
+/**
+ * SPEC §4.10: where a pod stands in its update hooks — Normal, PreparingUpdate (waiting for the
+ * preUpdate owner's "go"), Updating, Updated (waiting for the postUpdate owner's "re-joined").
+ */
+export const LABEL_LIFECYCLE_STATE = 'neoset.neo.io/lifecycle-state';
+/** When the pod entered its lifecycle state (RFC 3339): what a hook's timeoutSeconds counts from. */
+export const ANNOTATION_LIFECYCLE_SINCE = 'neoset.neo.io/lifecycle-since';
+/** The CloudEvent type of a lifecycle state change: `io.neo.neoset.lifecycle.<state>`. */
+export const LIFECYCLE_EVENT_PREFIX = 'io.neo.neoset.lifecycle.';
+
 /** Readiness gate set on every pod at creation; False while the pod is drained for an in-place update. */
 export const CONDITION_INPLACE_READY = 'InPlaceUpdateReady';
 

@@ -33,7 +33,7 @@ export const LabelSelector = z
 export const Container = z
   .looseObject({
     name: z.string().min(1).describe('Container name, unique within the pod (DNS label).'),
-    image: z.string().min(1).describe('Container image. Changing only images is what NeoSet updates in place.'),
+    image: z.string().min(1).describe('Container image. An image change is updated in place (the pod is patched; kubelet restarts the container).'),
     readinessProbe: z
       .looseObject({})
       .optional()
@@ -50,7 +50,20 @@ export const Container = z
         requests: z.record(z.string(), intOrString('Quantity.')).optional().describe('Requested compute resources.'),
       })
       .optional()
-      .meta({ description: 'Compute resources (core/v1 ResourceRequirements).', 'x-kubernetes-preserve-unknown-fields': true }),
+      .meta({
+        description:
+          'Compute resources (core/v1 ResourceRequirements). A change of cpu/memory requests or limits is updated in place under InPlaceIfPossible/InPlaceOnly through the Pod resize subresource (the pod keeps its UID; kubelet restarts the container only where resizePolicy says RestartContainer); a change of the QoS class, of another resource, or removing a request or limit cannot be resized: the pod is recreated (InPlaceIfPossible) or admission refuses it (InPlaceOnly). A resize beyond the node allocatable, or one kubelet reports Infeasible, fails the rollout with reason ResizeInfeasible.',
+        'x-kubernetes-preserve-unknown-fields': true,
+      }),
+    resizePolicy: z
+      .array(
+        z.looseObject({
+          resourceName: z.string().describe('cpu or memory.'),
+          restartPolicy: z.string().describe('NotRequired (resized without a restart, the default) or RestartContainer (kubelet restarts the container to apply it).'),
+        }),
+      )
+      .optional()
+      .describe('How kubelet applies an in-place resize of each resource (core/v1 ContainerResizePolicy). Immutable on a running pod: changing it recreates the pod.'),
   })
   .meta({ description: 'A container (core/v1 Container); fields other than the typed ones are kept as written.', 'x-kubernetes-preserve-unknown-fields': true });
 
@@ -118,7 +131,7 @@ export const UpdateStrategyType = z.enum(['InPlaceIfPossible', 'InPlaceOnly', 'R
 export const UpdateStrategy = z
   .object({
     type: UpdateStrategyType.default('InPlaceIfPossible').describe(
-      'InPlaceIfPossible: patch images in place, recreate the pod for any other change. InPlaceOnly: in place or not at all. ReCreate: delete and recreate like a StatefulSet. OnDelete: update a pod only when the user deletes it.',
+      'InPlaceIfPossible: patch images and resize cpu/memory in place, recreate the pod for any other change. InPlaceOnly: in place or not at all. ReCreate: delete and recreate like a StatefulSet. OnDelete: update a pod only when the user deletes it.',
     ),
     partition: z
       .int()
@@ -133,6 +146,31 @@ export const UpdateStrategy = z
   })
   .prefault({})
   .describe('How pods move to a new revision.');
+
+export const LifecycleHook = z
+  .object({
+    labelsHandler: z
+      .record(z.string(), z.string())
+      .refine((m) => Object.keys(m).length > 0, 'at least one label')
+      .describe(
+        'Labels the hook owner puts on the pods it guards. preUpdate: NeoSet waits until the owner removes them (its "go"). postUpdate: NeoSet waits until the owner puts them back (its "re-joined").',
+      ),
+    timeoutSeconds: z.int().min(1).default(600).describe('A wait longer than this fails the rollout with reason HookTimeout, naming the pod and the hook.'),
+  })
+  .describe('One update hook (the OpenKruise lifecycle-hook label handshake).');
+
+export const Lifecycle = z
+  .object({
+    preUpdate: LifecycleHook.optional().describe(
+      'Before a pod is drained for an update: its label neoset.neo.io/lifecycle-state becomes PreparingUpdate and NeoSet waits for the handler labels to be removed; then Updating.',
+    ),
+    postUpdate: LifecycleHook.optional().describe(
+      'After a pod is updated and available: its state becomes Updated and NeoSet waits for the handler labels to be back; then Normal.',
+    ),
+  })
+  .describe(
+    'Update hooks (SPEC §4.10). A pod counts against maxUnavailable from PreparingUpdate until Normal; every state change is also sent as a CloudEvent (type io.neo.neoset.lifecycle.<state>, the Pod as data) to $K_SINK.',
+  );
 
 export const NeoSetSpec = z.object({
   replicas: z.int().min(0).default(1).describe('Number of pods, ordinals 0..replicas-1.'),
@@ -168,6 +206,7 @@ export const NeoSetSpec = z.object({
     .default(10)
     .describe('ControllerRevisions kept beyond those in use; older ones are pruned.'),
   updateStrategy: UpdateStrategy,
+  lifecycle: Lifecycle.optional(),
 });
 
 export const Phase = z.enum(['Idle', 'Canary', 'RollingOut', 'Paused', 'Completed', 'Failed']);

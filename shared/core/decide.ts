@@ -26,7 +26,9 @@ import { claimOwnerActions, scalingActions } from './scaling/scaling.ts';
 import type { Snapshot } from './snapshot.ts';
 import { computeStatus } from './status/status.ts';
 import { Wakeups } from './time.ts';
-import { blockedPods, startUpdates } from './update/starts.ts';
+import { blockedPods, drain, startUpdates } from './update/starts.ts';
+import { inHooks, lifecycleStep } from './update/lifecycle.ts';
+import { ANNOTATION_LIFECYCLE_SINCE } from '../api/names.ts';
 import { neosetOwnerRef, objectRef, podRevision } from './pods/identity.ts';
 
 /**
@@ -58,6 +60,10 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
     if (v.state !== null && v.inRange) {
       const step = inFlightStep(o, v, wake);
       action = step.action;
+      if (step.failure) {
+        failure ??= step.failure;
+        events.push({ kind: 'recordEvent', key: `${step.failure.reason}/${v.name}/${v.state.startedAt}`, event: { type: 'Warning', ...step.failure } });
+      }
       if (step.deadlineExceeded) {
         const timeout = o.neoset.spec.updateStrategy.inPlaceUpdateStrategy.timeoutSeconds;
         const message = `pod ${v.name}: in-place update to ${v.state.revision} not done within ${timeout}s`;
@@ -68,6 +74,14 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
           event: { type: 'Warning', reason: 'ProgressDeadlineExceeded', message },
         });
       }
+    } else if (v.state === null && v.inRange && inHooks(v.pod)) {
+      const step = lifecycleStep(o, v, wake, (p) => drain(o, p));
+      action = step.action;
+      if (step.failure) {
+        failure ??= step.failure;
+        events.push({ kind: 'recordEvent', key: `${step.failure.reason}/${v.name}/${v.pod.metadata.annotations?.[ANNOTATION_LIFECYCLE_SINCE]}`, event: { type: 'Warning', ...step.failure } });
+      }
+      action ??= openGate(v.pod, o.nowMs);
     } else if (v.state === null) {
       action = openGate(v.pod, o.nowMs);
     }
@@ -88,7 +102,7 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
   const starts = startUpdates(o, failure !== null, (v) => !touched.has(v.name));
   const byName = new Map(o.pods.map((v) => [v.name, v]));
   for (const a of starts.actions) {
-    if (a.kind !== 'markDraining') continue;
+    if (a.kind !== 'markDraining' && a.kind !== 'setLifecycle') continue;
     actions.push(...carry(o, byName.get(a.pod.name)!, a, wake, duties));
     touched.add(a.pod.name);
   }
@@ -133,18 +147,19 @@ function withoutClaims(status: NeoSetStatus): NeoSetStatus {
  * same plan while nothing needs waiting for (a grace period, the kubelet, the budget) — each decided
  * on the pod as the previous write leaves it (pod-writes.ts), each written conditional on the
  * resourceVersion the previous write returned. A drain with no grace period is one invocation:
- * state annotation with gate False (one write), then the image patch.
+ * state annotation with gate False (one write), then the image patch, then (§4.9) the resize.
  */
 function carry(o: Observed, v: PodView, first: Action, wake: Wakeups, duties: Duties): Action[] {
   const chain = [first];
   let pod = v.pod;
-  for (let last = first; chain.length < 4; ) {
-    if (last.kind === 'deletePod' || last.kind === 'patchImages') break; // the kubelet acts next
+  for (let last = first; chain.length < 6; ) {
+    // The kubelet acts next — but an image patch that recorded a resize is followed by it (§4.9).
+    if (last.kind === 'deletePod' || last.kind === 'resizePod' || (last.kind === 'patchImages' && !last.state.targetResources)) break;
     pod = afterWrite(pod, last, o.nowMs);
     const next = nextStep(o, { ...v, pod, state: podInPlaceState(pod), revision: podRevision(pod) }, wake);
     if (!next || (duties === 'reconcile' && isReadinessDuty(next))) break;
     // One Event per pod update start: a patch chained on the drain that started it adds none.
-    const quiet = next.kind === 'patchImages' && first.kind === 'markDraining' ? { event: undefined } : {};
+    const quiet = next.kind === 'patchImages' && chain.some((a) => a.kind === 'markDraining') ? { event: undefined } : {};
     chain.push({ ...next, ...quiet, pod: { ...next.pod, chained: true } } as Action);
     last = next;
   }
@@ -153,7 +168,8 @@ function carry(o: Observed, v: PodView, first: Action, wake: Wakeups, duties: Du
 
 /** The next write for a pod (one with no decision yet this round): its update's step, or its gate. */
 function nextStep(o: Observed, v: PodView, wake: Wakeups): (Action & { pod: ObjectRef }) | null {
-  const action = v.state !== null ? inFlightStep(o, v, wake).action : openGate(v.pod, o.nowMs);
+  const action =
+    v.state !== null ? inFlightStep(o, v, wake).action : inHooks(v.pod) ? (lifecycleStep(o, v, wake, (p) => drain(o, p)).action ?? openGate(v.pod, o.nowMs)) : openGate(v.pod, o.nowMs);
   return action && 'pod' in action && !('metadata' in action.pod) ? (action as Action & { pod: ObjectRef }) : null;
 }
 

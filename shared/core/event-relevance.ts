@@ -10,7 +10,8 @@
 //     a NeoSet change that re-targets or abandons it comes as a NeoSet event, a deadline as a re-check;
 //   * the gate just opened (True) on ready containers while the pod's Ready is not True yet: the
 //     kubelet's Ready follows, and that event is the one that frees a slot.
-// Never for a pod being deleted or finished (§4.3 recreates it), one not controlled by a NeoSet (§4.1
+// Never for a pod whose resize cannot be done (§4.9: refused, or Infeasible — the rollout fails at
+// once), a pod being deleted or finished (§4.3 recreates it), one not controlled by a NeoSet (§4.1
 // adopts it), or one with no update in flight otherwise.
 //
 // A NeoSet update event can wait when its spec has been decided on (status.observedGeneration ==
@@ -34,7 +35,10 @@ export function neosetEventCanSkip(neoset: Pick<NeoSet, 'metadata' | 'status'>):
 export function podEventCanSkip(pod: Pod): string | null {
   if (isTerminating(pod) || hasFinished(pod)) return null;
   if (!pod.metadata.ownerReferences?.some((r) => r.controller && r.kind === KIND)) return null;
-  if (podInPlaceState(pod) !== null) return 'in-place update in flight';
+  const state = podInPlaceState(pod);
+  // §4.9: a resize that cannot be done fails the rollout — reconcile's to say, from this very event.
+  if (state?.resizeRefused !== undefined || podCondition(pod, 'PodResizePending')?.reason === 'Infeasible') return null;
+  if (state !== null) return 'in-place update in flight';
   if (inPlaceGate(pod)?.status === 'True' && podCondition(pod, 'ContainersReady')?.status === 'True' && !isReady(pod)) return 'gate open, Ready pending';
   return null;
 }

@@ -1,5 +1,6 @@
 // Kubernetes objects as the core sees them: plain wire-format JSON (timestamps are RFC 3339 strings),
 // typed only as deep as NeoSet reads them. The edges convert client-node's models to this shape.
+import type { ResourceRequirements } from './pods/resources.ts';
 
 export interface OwnerReference {
   apiVersion: string;
@@ -31,6 +32,8 @@ export interface PodCondition {
   message?: string;
   lastTransitionTime?: string;
   lastProbeTime?: string | null;
+  /** The pod generation the condition was computed for (PodResizePending / PodResizeInProgress set it). */
+  observedGeneration?: number;
 }
 
 export interface ContainerState {
@@ -48,6 +51,8 @@ export interface ContainerStatus {
   started?: boolean;
   restartCount: number;
   state?: ContainerState;
+  /** What the container runs with, as the kubelet reports it (§4.9: a resize is done when it shows the target). */
+  resources?: ResourceRequirements;
 }
 
 export interface Container {

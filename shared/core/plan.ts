@@ -2,6 +2,7 @@
 // look again. One switch in shared/k8s/apply.ts turns each action into conditional API writes.
 import type { NeoSetStatus } from '../api/neoset.ts';
 import type { ControllerRevision, OwnerReference, PersistentVolumeClaim, Pod } from './objects.ts';
+import type { ResizeTarget } from './pods/resources.ts';
 
 /** Which object version an action was computed from: writes are conditional on it (SPEC §2). */
 export interface ObjectRef {
@@ -33,7 +34,21 @@ export interface InPlaceState {
    * restart when the new tag resolves to the same digest as the old one (same imageID). Optional.
    */
   previousContainerIDs?: Record<string, string>;
+  /**
+   * §4.9: container name -> the cpu/memory (and resizePolicy) the update resizes it to through
+   * pods/resize. Absent or empty: no resize.
+   */
+  targetResources?: Record<string, ResizeTarget>;
+  /**
+   * §4.9: the API server refused the resize (kube-apiserver's PodResizeValidator: beyond the node's
+   * allocatable) — its message. The rollout is Failed (ResizeInfeasible) until a new template
+   * re-targets the pod.
+   */
+  resizeRefused?: string;
 }
+
+/** SPEC §4.10: the pod label neoset.neo.io/lifecycle-state. */
+export type LifecycleState = 'Normal' | 'PreparingUpdate' | 'Updating' | 'Updated';
 
 /** The pod condition InPlaceUpdateReady as a decision writes it (pods/status; SPEC §4.4). */
 export interface Gate {
@@ -85,6 +100,13 @@ export type Action =
       annotations?: Record<string, string | null>;
     }
   /**
+   * In-place step 2b (§4.9): the containers' cpu/memory through the pods/resize subresource, chained
+   * on the image patch that recorded the target. When the API server refuses it (403: the node's
+   * allocatable), the applier records the refusal instead: `refused` with the API server's message
+   * as resizeRefused, written to the state annotation (conditional like every write).
+   */
+  | { kind: 'resizePod'; pod: ObjectRef; containers: Record<string, ResizeTarget>; refused: InPlaceState }
+  /**
    * In-place step 4: remove the state annotation — with the gate opened in the same pods/status write
    * when the pod runs; the update took durationSeconds (observed once, by the writer). A done update
    * records no Event (the gate's message says it, per pod; SPEC §2.0: Events per plan, not per pod).
@@ -102,6 +124,11 @@ export type Action =
     }
   /** §4.4 step 5: pause was toggled since the patch — the deadline runs again from now (the state annotation only). */
   | { kind: 'restartDeadline'; pod: ObjectRef; state: InPlaceState; event: EventSpec }
+  /**
+   * §4.10: the pod's lifecycle state (label) and since when (annotation), one conditional pod patch;
+   * the applier then sends the CloudEvent io.neo.neoset.lifecycle.<state> to $K_SINK.
+   */
+  | { kind: 'setLifecycle'; pod: ObjectRef; state: LifecycleState; since: string }
   /** Adopt an orphan pod or revision (§4.1): add the NeoSet as its controller, conditional on its resourceVersion. */
   | { kind: 'adoptPod' | 'adoptRevision'; object: ObjectRef; ownerReferences: OwnerReference[]; event: EventSpec }
   /**

@@ -4,7 +4,14 @@
 // resourceVersion; then the actions in order. The first lost race (409) ends the application — the
 // winner's write produces a new event, and the next decide() starts from it. Any other refusal is
 // made visible (failures.ts). Events: events.ts.
-import { ANNOTATION_CLAIM_RELEASED, ANNOTATION_INPLACE_STATE, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../api/names.ts';
+import {
+  ANNOTATION_CLAIM_RELEASED,
+  ANNOTATION_INPLACE_STATE,
+  ANNOTATION_LIFECYCLE_SINCE,
+  LABEL_LIFECYCLE_STATE,
+  LABEL_NEOSET_NAME,
+  LABEL_REVISION_HASH,
+} from '../api/names.ts';
 import type { NeoSet, NeoSetStatus } from '../api/neoset.ts';
 import { sameJson } from '../core/json.ts';
 import type { ControllerRevision, ObjectMeta, PersistentVolumeClaim, Pod } from '../core/objects.ts';
@@ -18,6 +25,7 @@ import { ApiError, type KubeClient } from './client.ts';
 import { eventBatch, recordEvent } from './events.ts';
 import { reportFailure, withoutFailure } from './failures.ts';
 import { ownerOf, type Owner } from './owner.ts';
+import type { LifecycleSink } from '../events/lifecycle-sink.ts';
 
 export type { Owner } from './owner.ts';
 import { paths } from './paths.ts';
@@ -37,6 +45,8 @@ export interface ApplyResult {
 
 export interface ApplyOptions {
   now?: () => Date;
+  /** Where lifecycle state changes go as CloudEvents (SPEC §4.10: $K_SINK); none: not sent. */
+  sink?: LifecycleSink;
   /** Reported as the Event's reportingInstance. */
   instance?: string;
 }
@@ -56,7 +66,7 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
   const owner = ownerOf(neoset);
   const event = async (key: string, spec: EventSpec) => recordEvent(client, owner, key, spec, now(), opts.instance);
   const events = eventBatch(client, owner, now, opts.instance);
-  const ctx = newCtx(events.add, now, owner, neoset);
+  const ctx = newCtx(events.add, now, owner, neoset, opts.sink);
   let resourceVersion = neoset.metadata.resourceVersion;
   const writeStatus = async (status: NeoSetStatus, what: string) => {
     const r = await client.request<{ metadata?: ObjectMeta }>('PUT', paths.neosetStatus(ns, neoset.metadata.name), {
@@ -128,7 +138,7 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
 /** Pod writes of one plan in flight at once at most (SPEC §2.0 "concurrently, bounded"). */
 export const WRITE_PARALLELISM = 8;
 
-const POD_WRITES = new Set<Action['kind']>(['createPod', 'deletePod', 'markDraining', 'setInPlaceReady', 'patchImages', 'finishInPlaceUpdate', 'restartDeadline']);
+const POD_WRITES = new Set<Action['kind']>(['createPod', 'deletePod', 'markDraining', 'setInPlaceReady', 'patchImages', 'resizePod', 'finishInPlaceUpdate', 'restartDeadline', 'setLifecycle']);
 
 function podOf(action: Action): string | null {
   if (!POD_WRITES.has(action.kind)) return null;
@@ -183,7 +193,7 @@ async function forEachBounded(items: Action[][], limit: number, fn: (item: Actio
 export async function applyPodWrites(client: KubeClient, owner: Owner, actions: Action[], opts: ApplyOptions = {}): Promise<ApplyResult> {
   const now = opts.now ?? (() => new Date());
   const events = eventBatch(client, owner, now, opts.instance);
-  const ctx = newCtx(events.add, now, owner, null);
+  const ctx = newCtx(events.add, now, owner, null, opts.sink);
   const written: string[] = [];
   try {
     for (const action of actions) {
@@ -213,15 +223,17 @@ interface Ctx {
   /** The resourceVersion a write is conditional on: its own, or (chained) the one our previous write to that object returned. */
   rv: (ref: ObjectRef) => string;
   wrote: (ref: ObjectRef, result: Written) => void;
+  sink?: LifecycleSink;
 }
 
-function newCtx(event: Ctx['event'], now: () => Date, owner: Owner, neoset: NeoSet | null): Ctx {
+function newCtx(event: Ctx['event'], now: () => Date, owner: Owner, neoset: NeoSet | null, sink?: LifecycleSink): Ctx {
   const returned = new Map<string, string>();
   return {
     event,
     now,
     owner,
     neoset,
+    sink,
     rv: (ref) => {
       if (!ref.chained) return ref.resourceVersion;
       const rv = returned.get(ref.uid);
@@ -326,6 +338,21 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
       );
       return action.event ? ctx.event(keyOf(action.kind, r), action.event) : undefined;
     }
+    case 'resizePod': {
+      const containers = Object.entries(action.containers).map(([name, t]) => ({ name, ...t }));
+      try {
+        await patchPod(action.pod, { spec: { containers } }, 'strategic', paths.podResize(ns, action.pod.name));
+      } catch (err) {
+        // 403 from kube-apiserver's PodResizeValidator (beyond the node's allocatable; not a Linux
+        // node): no retry can change that. Recorded on the pod as the decision said (§4.9), so that
+        // every later decision — and the one this write's event brings — sees the rollout Failed.
+        if (!(err instanceof ApiError) || !isResizeRefusal(err)) throw err;
+        const refused = { ...action.refused, resizeRefused: err.message.replace(/^[A-Z]+ \S+: \d+ \w+: /, '') };
+        const pod = { ...action.pod, resourceVersion: ctx.rv(action.pod), chained: false };
+        await patchPod(pod, { metadata: { annotations: { [ANNOTATION_INPLACE_STATE]: JSON.stringify(refused) } } });
+      }
+      return;
+    }
     case 'finishInPlaceUpdate': {
       const annotations = { [ANNOTATION_INPLACE_STATE]: null };
       const r = action.gate
@@ -336,9 +363,24 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
       if (!action.aborted) inPlaceUpdateDuration.observe({ namespace: ns, neoset: ctx.owner.name }, action.durationSeconds);
       return action.event ? ctx.event(keyOf(action.kind, r), action.event) : undefined;
     }
+    case 'setLifecycle': {
+      const r = await patchPod(action.pod, { metadata: { labels: { [LABEL_LIFECYCLE_STATE]: action.state }, annotations: { [ANNOTATION_LIFECYCLE_SINCE]: action.since } } });
+      // Sent once the state is on the pod, in the order of the pod's writes (SPEC §4.10).
+      if (ctx.sink && r) await ctx.sink({ state: action.state, namespace: ns, neoset: ctx.owner.name, pod: r as Record<string, unknown> });
+      return;
+    }
     case 'recordEvent':
       return ctx.event(action.key, action.event);
   }
+}
+
+/**
+ * The refusals of kube-apiserver's PodResizeValidator admission plugin (Kubernetes 1.37,
+ * plugin/pkg/admission/podresize): 403 with these messages. Any other 403 (RBAC without pods/resize)
+ * is an ordinary refusal, reported as such.
+ */
+function isResizeRefusal(err: ApiError): boolean {
+  return err.status === 403 && /node didn't have enough allocatable resources|pod resize is only supported on linux nodes/.test(err.message);
 }
 
 type Created = Pod | PersistentVolumeClaim | ControllerRevision;

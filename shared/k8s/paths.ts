@@ -12,6 +12,7 @@ export const paths = {
   pods: (ns?: string) => (ns === undefined ? '/api/v1/pods' : core(ns, 'pods')),
   pod: (ns: string, name: string) => core(ns, 'pods', name),
   podStatus: (ns: string, name: string) => `${core(ns, 'pods', name)}/status`,
+  podResize: (ns: string, name: string) => `${core(ns, 'pods', name)}/resize`,
   pvcs: (ns: string) => core(ns, 'persistentvolumeclaims'),
   pvc: (ns: string, name: string) => core(ns, 'persistentvolumeclaims', name),
   events: (ns?: string) => (ns === undefined ? '/api/v1/events' : core(ns, 'events')),

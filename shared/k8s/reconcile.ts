@@ -6,6 +6,7 @@ import type { Plan } from '../core/plan.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import type { Target } from '../events/target.ts';
 import { reconcileDuration, reconcileTotal } from '../metrics/registry.ts';
+import type { LifecycleSink } from '../events/lifecycle-sink.ts';
 import { applyPlan, writtenBefore } from './apply.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
@@ -60,7 +61,13 @@ export async function neosetsOf(client: KubeClient, target: Target): Promise<Neo
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Reads, decides and applies for one NeoSet. Never throws: the outcome says what happened. */
-export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: Decider, now: () => Date = () => new Date()): Promise<Outcome> {
+export async function reconcileOne(
+  client: KubeClient,
+  key: NeoSetKey,
+  decider: Decider,
+  now: () => Date = () => new Date(),
+  sink?: LifecycleSink,
+): Promise<Outcome> {
   const id = `${key.namespace}/${key.name}`;
   const stop = reconcileDuration.startTimer();
   const outcome = await (async (): Promise<Outcome> => {
@@ -68,7 +75,7 @@ export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: 
       const snapshot = await readSnapshot(client, key.namespace, key.name);
       if (!snapshot) return { neoset: id, result: 'gone', actions: [], statusWritten: false, requeueAfter: null };
       const plan = decider(snapshot, now());
-      const applied = await applyPlan(client, snapshot, plan, { now });
+      const applied = await applyPlan(client, snapshot, plan, { now, sink });
       return {
         neoset: id,
         result: applied.outcome === 'applied' ? 'ok' : applied.outcome,

@@ -12,6 +12,7 @@ import { createTestNamespace, kubeConfig, kubectl, type KubectlResult } from '..
 import { startKubelet } from '../../dev/kubelet/kubelet.ts';
 import { startPump, type Pump, type Sink } from '../../dev/bridge/pump.ts';
 import { startObserver, type Observer } from './observer.ts';
+import type { LifecycleSink } from '../../shared/events/lifecycle-sink.ts';
 import pino from 'pino';
 
 export interface StackOptions {
@@ -28,6 +29,8 @@ export interface StackOptions {
   reconcileClient?: (index: number, client: KubeClient) => KubeClient;
   /** The functions' logger (default: silent, or LOG_LEVEL). */
   logger?: pino.Logger;
+  /** Where the reconcile instances send lifecycle CloudEvents (SPEC §4.10, their $K_SINK). */
+  sink?: LifecycleSink;
 }
 
 export interface Stack {
@@ -55,7 +58,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const sinks: Sink[] = [];
   for (let i = 0; i < (opts.reconcileInstances ?? 1); i++) {
     const instanceClient = opts.reconcileClient?.(i, createKubeClient(kc)) ?? createKubeClient(kc);
-    sinks.push({ target: createReconcile({ client: instanceClient, logger, recheck: () => {} }).fetch, kinds: ['NeoSet', 'Pod', 'ping'] });
+    sinks.push({ target: createReconcile({ client: instanceClient, logger, recheck: () => {}, sink: opts.sink }).fetch, kinds: ['NeoSet', 'Pod', 'ping'] });
   }
   for (let i = 0; i < (opts.readinessInstances ?? 1); i++) {
     sinks.push({ target: createReadiness({ client: createKubeClient(kc), logger }).fetch, kinds: ['Pod'] });

@@ -226,6 +226,23 @@ describe('admission webhooks behind a real kube-apiserver', () => {
       expect(allowed.code, allowed.stderr).toBe(0);
     });
 
+    it('under InPlaceOnly, refuses a QoS class change naming the field and allows a pure cpu change (SPEC §4.9)', async () => {
+      const n = validNeoSet('resize');
+      n.spec.updateStrategy = { type: 'InPlaceOnly' };
+      n.spec.template.spec.containers[0].resources = { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '500m', memory: '128Mi' } };
+      expect((await apply(n)).code).toBe(0);
+      const guaranteed = structuredClone(n);
+      guaranteed.spec.template.spec.containers[0].resources = { requests: { cpu: '500m', memory: '128Mi' }, limits: { cpu: '500m', memory: '128Mi' } };
+      const refused = await apply(guaranteed);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('spec.template.spec.containers[0].resources: QoS class Burstable -> Guaranteed: cannot change in place and spec.updateStrategy.type is InPlaceOnly');
+      const cpu = structuredClone(n);
+      cpu.spec.template.spec.containers[0].resources = { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '500m', memory: '128Mi' } };
+      const allowed = await apply(cpu);
+      expect(allowed.code, allowed.stderr).toBe(0);
+      console.log(`refused: ${refused.stderr.trim()}`);
+    });
+
     it('holds the replicas quota on kubectl scale (the scale subresource)', async () => {
       const refused = await kubectl(['scale', 'neoset/stable', '-n', ns.name, '--replicas=1001']);
       expect(refused.code).not.toBe(0);

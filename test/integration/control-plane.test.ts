@@ -109,6 +109,18 @@ describe('NeoSet CRD', () => {
     }, { timeoutMs: 30_000, intervalMs: 500 });
     expect(explained.stdout).toContain('KIND:       NeoSet');
     expect(explained.stdout).toContain('Most pods that may be unavailable at once during an update');
+    // §4.9: what is resized in place, and how kubelet applies it.
+    const resources = await kubectl(['explain', 'neoset.spec.template.spec.containers.resources']);
+    // kubectl explain wraps its text: compared with the line breaks as spaces.
+    const flat = (text: string) => text.replace(/\s+/g, ' ');
+    expect(flat(resources.stdout)).toContain('updated in place under InPlaceIfPossible/InPlaceOnly through the Pod resize subresource');
+    const policy = await kubectl(['explain', 'neoset.spec.template.spec.containers.resizePolicy.restartPolicy']);
+    // §4.10: the update hooks.
+    const hooks = await kubectl(['explain', 'neoset.spec.lifecycle.preUpdate.labelsHandler']);
+    expect(flat(hooks.stdout)).toContain('NeoSet waits until the owner removes them');
+    const lifecycle = await kubectl(['explain', 'neoset.spec.lifecycle']);
+    expect(flat(lifecycle.stdout)).toContain('io.neo.neoset.lifecycle.<state>');
+    expect(flat(policy.stdout)).toContain('RestartContainer (kubelet restarts the container to apply it)');
   });
 
   it('rejects a NeoSet that violates the schema, naming the field', async () => {

@@ -31,6 +31,8 @@ const EXPECTED: Record<string, Permissions> = {
     'neosets.neo.io/finalizers': ['update'],
     pods: ['create', 'delete', 'get', 'list', 'patch'],
     'pods/status': ['patch'],
+    // SPEC §4.9: containers' cpu/memory in place.
+    'pods/resize': ['patch'],
     'controllerrevisions.apps': ['create', 'delete', 'list', 'patch'],
     persistentvolumeclaims: ['create', 'list', 'patch'],
     events: ['create'],
@@ -127,6 +129,19 @@ describe('knative/', () => {
     for (const m of manifests.filter((m) => m.spec?.template?.spec?.containers)) {
       for (const c of m.spec.template.spec.containers) expect(c.image, `${m.kind} ${m.metadata.name}`).toMatch(/(:[\w.-]+|@sha256:[0-9a-f]{64})$/);
     }
+  });
+
+  it('knative/hooks.yaml (outside the kustomization) binds the reconcile Service\'s K_SINK to a Broker of lifecycle events (SPEC §4.10)', () => {
+    const docs = parseAllDocuments(readFileSync(`${KNATIVE_DIR}hooks.yaml`, 'utf8')).map((d) => d.toJS());
+    const binding = docs.find((d) => d.kind === 'SinkBinding');
+    const reconcile = manifests.find((m) => m.kind === 'Service' && m.apiVersion === 'serving.knative.dev/v1' && m.metadata.name === 'neoset-reconcile');
+    expect(reconcile, 'the reconcile Service of the kustomization').toBeDefined();
+    expect(binding.spec.subject).toEqual({ apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: reconcile!.metadata.name });
+    expect(binding.metadata.namespace).toBe(reconcile!.metadata.namespace);
+    const broker = docs.find((d) => d.kind === 'Broker');
+    expect(binding.spec.sink.ref).toEqual({ apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: broker.metadata.name });
+    const types = docs.filter((d) => d.kind === 'Trigger').map((t) => t.spec.filter.attributes.type);
+    expect(types).toEqual(['io.neo.neoset.lifecycle.PreparingUpdate', 'io.neo.neoset.lifecycle.Updated']);
   });
 
   it('wires events as SPEC §2 says: Resource-mode sources, filtered Triggers with retries and a dead-letter sink, a resync every minute', () => {

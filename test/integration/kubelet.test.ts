@@ -4,6 +4,7 @@
 import { CoreV1Api, PatchStrategy, Watch, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONDITION_INPLACE_READY } from '../../shared/api/names.ts';
+import { createKubeClient } from '../../shared/k8s/client.ts';
 import { createTestNamespace, kubeConfig, type TestNamespace } from '../cluster/harness.ts';
 import { imageIDOf, isCrashLoopImage, normalizeImage } from '../../dev/kubelet/image.ts';
 import { startKubelet, type Kubelet, type KubeletOptions } from '../../dev/kubelet/kubelet.ts';
@@ -226,6 +227,28 @@ describe('simulated kubelet', () => {
       await full.cleanup({ wait: true });
       await small.stop();
     }
+  });
+
+  it('resizes in place as kubelet does (SPEC §4.9): resources reported, PodResizeInProgress, RestartContainer, Deferred beside other pods', async () => {
+    const resources = (cpu: string) => ({ requests: { cpu, memory: '64Mi' }, limits: { cpu: '6', memory: '128Mi' } });
+    const policy = [{ resourceName: 'cpu', restartPolicy: 'RestartContainer' }];
+    await core().createNamespacedPod({ namespace, body: podSpec('rs', 'nginx:1.0', { containers: [{ name: 'app', image: 'nginx:1.0', resources: resources('1'), resizePolicy: policy }] }) });
+    const started = await waitFor(async () => { const p = await readPod('rs'); return app(p)?.state?.running && app(p)?.resources ? p : undefined; }, { what: 'rs running' });
+    expect(app(started)?.resources).toEqual({ requests: { cpu: '1', memory: '64Mi' }, limits: { cpu: '6', memory: '128Mi' } });
+    const client = createKubeClient(kubeConfig());
+    await client.request('PATCH', `/api/v1/namespaces/${namespace}/pods/rs/resize`, { patch: 'strategic', body: { spec: { containers: [{ name: 'app', resources: resources('2') }] } } });
+    const resized = await waitFor(async () => { const p = await readPod('rs'); return app(p)?.resources?.requests?.cpu === '2' ? p : undefined; }, { what: 'rs resized' });
+    expect(app(resized)?.restartCount).toBe(1); // RestartContainer
+    expect(resized.status?.conditions?.some((c) => c.type.startsWith('PodResize'))).toBe(false);
+    expect(kubeletLog.some((l) => l.includes('rs'))).toBe(true);
+    // 2 cpu used by rs; another pod resized to 7 does not fit in the 8 allocatable: Deferred.
+    await core().createNamespacedPod({ namespace, body: podSpec('rt', 'nginx:1.0', { containers: [{ name: 'app', image: 'nginx:1.0', resources: resources('1') }] }) });
+    await waitFor(async () => app(await readPod('rt'))?.resources, { what: 'rt running' });
+    await client.request('PATCH', `/api/v1/namespaces/${namespace}/pods/rt/resize`, { patch: 'strategic', body: { spec: { containers: [{ name: 'app', resources: { requests: { cpu: '7' }, limits: { cpu: '7' } } }] } } });
+    const deferred = await waitFor(async () => condition(await readPod('rt'), 'PodResizePending'), { what: 'rt deferred' });
+    expect(deferred).toMatchObject({ status: 'True', reason: 'Deferred', message: "Node didn't have enough resource: cpu, requested: 7000, used: 2000, capacity: 8000" });
+    await core().deleteNamespacedPod({ name: 'rs', namespace });
+    await waitFor(async () => { const p = await readPod('rt'); return app(p)?.resources?.requests?.cpu === '7' && !condition(p, 'PodResizePending') ? p : undefined; }, { what: 'rt resized once rs is gone', timeoutMs: 20_000 });
   });
 
   it('lets the garbage collector delete a pod whose owner is deleted', async () => {

@@ -266,3 +266,67 @@ it('refuses a pod beyond the pod quota as kube-apiserver does', async () => {
     await quotaNs.cleanup();
   }
 });
+
+it('resizes a pod through pods/resize as kube-apiserver 1.37 does (SPEC §4.9)', async () => {
+  const resizeNs = await createTestNamespace('memory-api-resize');
+  const real = createKubeClient(kubeConfig());
+  const node = `node-${resizeNs.name}`;
+  // PodResizeValidator checks a bound pod's requests against its Node's allocatable.
+  await real.request('POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { 'kubernetes.io/os': 'linux' } } } });
+  await real.request('PATCH', `/api/v1/nodes/${node}/status`, { patch: 'merge', body: { status: { allocatable: { cpu: '8', memory: '32Gi', pods: '110' }, capacity: { cpu: '8', memory: '32Gi', pods: '110' } } } });
+  try {
+    const memory = createMemoryApi();
+    memory.setNodeAllocatable({ cpu: '8', memory: '32Gi' });
+    const scenario = async (client: KubeClient) => {
+      const out: unknown[] = [];
+      const path = (name: string) => paths.podResize(resizeNs.name, name);
+      let rv = '';
+      const step = async (what: string, call: () => Promise<unknown>) => {
+        try {
+          const o = (await call()) as KubeObject;
+          rv = o.metadata.resourceVersion ?? rv;
+          const c = (o.spec as { containers: Record<string, unknown>[] }).containers[0];
+          out.push({ what, answer: 'ok', generation: o.metadata.generation, annotations: o.metadata.annotations, image: c.image, resources: c.resources, resizePolicy: c.resizePolicy });
+        } catch (err) {
+          if (!(err instanceof ApiError)) throw err;
+          out.push({ what, answer: `${err.status} ${err.reason}`, message: err.message.split('\n')[0] });
+        }
+      };
+      const resources = { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '1', memory: '128Mi' } };
+      const body = (name: string) => ({
+        ...pod(name, { app: 'r' }),
+        spec: { ...pod(name, {}).spec, nodeName: node, containers: [{ name: 'app', image: 'nginx:1.0', resources, resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }] }] },
+      });
+      const running = (withResources: boolean) => ({
+        status: {
+          phase: 'Running',
+          containerStatuses: [
+            { name: 'app', image: 'nginx:1.0', imageID: 'x', ready: true, restartCount: 0, started: true, state: { running: { startedAt: '2025-01-01T00:00:00Z' } }, ...(withResources ? { resources } : {}) },
+          ],
+        },
+      });
+      const resize = (name: string, r: unknown, extra: Record<string, unknown> = {}) =>
+        client.request('PATCH', path(name), { patch: 'strategic', body: { metadata: { resourceVersion: rv, ...extra }, spec: { containers: [{ name: 'app', resources: r }] } } });
+      await step('create', () => client.request('POST', paths.pods(resizeNs.name), { body: body('r') }));
+      await step('status with resources', () => client.request('PATCH', paths.podStatus(resizeNs.name, 'r'), { patch: 'merge', body: running(true) }));
+      await step('resize cpu, fresh rv', () => resize('r', { requests: { cpu: '200m' } }));
+      const stale = String(Number(rv) - 1);
+      await step('resize, stale rv', () => client.request('PATCH', path('r'), { patch: 'strategic', body: { metadata: { resourceVersion: stale }, spec: { containers: [{ name: 'app', resources: { requests: { cpu: '300m' } } }] } } }));
+      await step('resize carries no image, no annotation', () =>
+        client.request('PATCH', path('r'), { patch: 'strategic', body: { metadata: { resourceVersion: rv, annotations: { x: 'y' } }, spec: { containers: [{ name: 'app', image: 'nginx:9', resources: { requests: { cpu: '250m' } } }] } } }));
+      await step('resizePolicy changes', () => client.request('PATCH', path('r'), { patch: 'strategic', body: { spec: { containers: [{ name: 'app', resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'RestartContainer' }] }] } } }));
+      await step('QoS class change', () => resize('r', { requests: { cpu: '1', memory: '128Mi' } }));
+      await step('another resource', () => resize('r', { limits: { 'ephemeral-storage': '1Gi' } }));
+      await step('beyond the node allocatable', () => resize('r', { requests: { cpu: '9' }, limits: { cpu: '9' } }));
+      await step('create a second', () => client.request('POST', paths.pods(resizeNs.name), { body: body('s') }));
+      await step('running without reported resources', () => client.request('PATCH', paths.podStatus(resizeNs.name, 's'), { patch: 'merge', body: running(false) }));
+      await step('resize on a node without support', () => resize('s', { requests: { cpu: '200m' } }));
+      return out;
+    };
+    const expected = await scenario(real);
+    expect(await scenario(memory.client)).toEqual(expected);
+  } finally {
+    await resizeNs.cleanup();
+    await real.request('DELETE', `/api/v1/nodes/${node}`).catch(() => undefined);
+  }
+});

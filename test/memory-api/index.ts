@@ -39,6 +39,8 @@ export interface MemoryApi {
   failNext(match: FaultMatch, error: StatusFailure, times?: number): void;
   /** A ResourceQuota limiting every namespace to n live pods; null removes it. */
   setPodQuota(n: number | null, name?: string): void;
+  /** The allocatable cpu/memory of the node pods run on, checked on pods/resize (PodResizeValidator); null: none. */
+  setNodeAllocatable(allocatable: { cpu: string; memory: string } | null): void;
   /** After n more successful writes every request rejects with CrashError; null undoes it. */
   crashAfterWrites(n: number | null): void;
 }
@@ -91,6 +93,9 @@ function build(store: Store, admission: Admission, opts: MemoryApiOptions): Memo
     failNext: (match, error, times = 1) => faults.failNext(match, error, times),
     setPodQuota: (n, name = 'pod-quota') => {
       admission.podQuota = n === null ? null : { name, limit: n };
+    },
+    setNodeAllocatable: (allocatable) => {
+      admission.nodeAllocatable = allocatable;
     },
     crashAfterWrites: (n) => faults.crashAfterWrites(n),
   };

@@ -119,7 +119,8 @@ export function parsePath(path: string): Target {
   const [plural, name, subresource, ...extra] = rest;
   const info: ResourceInfo | undefined = (RESOURCES as Record<string, ResourceInfo>)[plural];
   if (!info || groupVersion !== (info.group ? `${info.group}/${info.version}` : info.version) || extra.length > 0) throw NOT_SERVED();
-  if (subresource !== undefined && (subresource !== 'status' || !info.statusSubresource)) throw NOT_SERVED();
+  const served = (subresource === 'status' && info.statusSubresource) || (subresource === 'resize' && info.plural === 'pods');
+  if (subresource !== undefined && !served) throw NOT_SERVED();
   if (name !== undefined && namespace === undefined) throw badRequest(`${info.qualified} is namespaced: a name needs a namespace`);
   return { info, namespace, name, subresource };
 }

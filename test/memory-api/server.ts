@@ -9,12 +9,15 @@ import { apiVersionOf, parsePath, type Resource, type Target } from './resources
 import { labelMatcher } from './selector.ts';
 import type { KubeObject, Store } from './store.ts';
 import { current, patch, update } from './update.ts';
+import type { NodeAllocatable } from './pod-resize.ts';
 
 export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface Admission {
   /** A ResourceQuota `pods` limit for every namespace, or null for none. */
   podQuota: { name: string; limit: number } | null;
+  /** The allocatable cpu/memory of the node pods are bound to (PodResizeValidator), or null for no check. */
+  nodeAllocatable?: NodeAllocatable;
 }
 
 export interface Request {
@@ -38,7 +41,7 @@ export function serve(store: Store, admission: Admission, req: Request): unknown
   }
   if (t.name === undefined) throw notAllowed();
   if (req.verb === 'PUT') return update(store, t, req.body);
-  if (req.verb === 'PATCH') return patch(store, t, req.body, req.patch);
+  if (req.verb === 'PATCH') return patch(store, t, req.body, req.patch, admission.nodeAllocatable ?? null);
   return remove(store, t, req.body);
 }
 

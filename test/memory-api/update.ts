@@ -6,6 +6,7 @@
 import { isPlainObject, sameJson, type JsonObject } from '../../shared/core/json.ts';
 import { badRequest, conflict, invalid, notFound, StatusError, unprocessable } from './errors.ts';
 import { jsonPatch, mergePatch, PatchFailed, strategicMerge } from './patch.ts';
+import { resizeUpdate, validatePodResize, type NodeAllocatable } from './pod-resize.ts';
 import { validatePodUpdate } from './pod-validation.ts';
 import type { Resource, Target } from './resources.ts';
 import type { KubeObject, Store } from './store.ts';
@@ -20,7 +21,7 @@ export function current(store: Store, t: Target): KubeObject {
   return obj;
 }
 
-export function patch(store: Store, t: Target, body: unknown, type: PatchType = 'merge'): KubeObject {
+export function patch(store: Store, t: Target, body: unknown, type: PatchType = 'merge', allocatable: NodeAllocatable = null): KubeObject {
   const old = current(store, t);
   let patched: unknown;
   if (type === 'strategic' && !t.info.strategic) {
@@ -38,10 +39,10 @@ export function patch(store: Store, t: Target, body: unknown, type: PatchType = 
     if (err instanceof PatchFailed) throw unprocessable();
     throw err;
   }
-  return update(store, t, patched, { patch: true });
+  return update(store, t, patched, { patch: true, allocatable });
 }
 
-export function update(store: Store, t: Target, body: unknown, opts: { patch?: boolean } = {}): KubeObject {
+export function update(store: Store, t: Target, body: unknown, opts: { patch?: boolean; allocatable?: NodeAllocatable } = {}): KubeObject {
   const { info, name } = t;
   const old = current(store, t);
   if (!isPlainObject(body) || !isPlainObject(body.metadata)) throw badRequest('the object has no metadata');
@@ -59,7 +60,8 @@ export function update(store: Store, t: Target, body: unknown, opts: { patch?: b
     throw invalid(info.invalidAs, name!, [`metadata.uid: Invalid value: ${JSON.stringify(meta.uid)}: field is immutable`]);
   }
 
-  const next = t.subresource === 'status' ? statusUpdate(info.plural, old, body) : mainUpdate(info.statusSubresource, old, body);
+  const next =
+    t.subresource === 'status' ? statusUpdate(info.plural, old, body) : t.subresource === 'resize' ? resizeUpdate(old, body) : mainUpdate(info.statusSubresource, old, body);
   for (const field of SYSTEM_METADATA) {
     if (old.metadata[field] === undefined) delete next.metadata[field];
     else next.metadata[field] = old.metadata[field];
@@ -70,6 +72,10 @@ export function update(store: Store, t: Target, body: unknown, opts: { patch?: b
 
   if (info.plural === 'pods' && t.subresource === undefined) {
     const error = validatePodUpdate(name!, (old.spec ?? {}) as JsonObject, (next.spec ?? {}) as JsonObject);
+    if (error) throw error;
+  }
+  if (t.subresource === 'resize') {
+    const error = validatePodResize(name!, old, next, opts.allocatable ?? null);
     if (error) throw error;
   }
   if (generationChanged(info.generation, old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1;

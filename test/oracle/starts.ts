@@ -1,5 +1,6 @@
 // Updates that start between two observed states (§4.4). A start is a pod gaining an in-place state
-// annotation, or a new drainStartedAt (a fresh drain). Each check accepts what either state's spec
+// annotation, or a new drainStartedAt (a fresh drain) — or, with update hooks (§4.10), a pod entering
+// them (its drain then is no new start). Each check accepts what either state's spec
 // allows, so it is exact when `previous` is the snapshot a decision read (the property tests) and
 // sound for states sampled further apart (the e2e observer).
 //
@@ -21,12 +22,17 @@
 // abandoned revision. Derived from the pods themselves, never from a flag the checked code writes.
 import { claimed } from './update-claims.ts';
 import type { Report } from './types.ts';
-import type { PodFacts, View } from './view.ts';
+import { inHooks, type PodFacts, type View } from './view.ts';
 
 export function startInvariants(prev: View, now: View, report: Report): void {
   const started = now.pods.filter((p) => {
-    if (p.terminating || p.state === null) return false;
+    if (p.terminating) return false;
     const before = prev.byUid.get(p.uid);
+    const hooksBefore = before !== undefined && inHooks(before.pod);
+    // §4.10: with update hooks an update starts when the pod enters them (PreparingUpdate); its drain
+    // later is the same update, on the budget slot it has held since.
+    if (inHooks(p.pod) && !hooksBefore && !before?.state) return true;
+    if (p.state === null || hooksBefore) return false;
     return !before?.state || before.state.drainStartedAt !== p.state.drainStartedAt;
   });
   if (started.length === 0) return;

@@ -1,6 +1,6 @@
 // One observed state read into the facts the SPEC's rules speak of: the NeoSet with its defaults
 // (§3), pods by ordinal (§4.1), which revisions are update/current (§4.2), and which pods are
-// unavailable in the budget's sense (§4.4).
+// unavailable in the budget's sense (§4.4, and §4.10: in its update hooks).
 import { LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 import { NeoSet } from '../../shared/api/neoset.ts';
 import type { PersistentVolumeClaim, Pod } from '../../shared/core/objects.ts';
@@ -83,6 +83,12 @@ function ordinalOf(neoset: string, name: string): number | null {
   return /^(0|[1-9][0-9]{0,8})$/.test(digits) ? Number(digits) : null;
 }
 
+/** §4.10: from PreparingUpdate until Normal a pod counts against the budget (its hook owner may not serve from it). */
+export function inHooks(pod: Pod): boolean {
+  const s = pod.metadata.labels?.['neoset.neo.io/lifecycle-state'];
+  return s !== undefined && s !== 'Normal';
+}
+
 function podFacts(pod: Pod, ordinal: number, minReadySeconds: number, at: number | null): PodFacts {
   const state = inPlaceState(pod);
   const terminating = Boolean(pod.metadata.deletionTimestamp);
@@ -97,7 +103,7 @@ function podFacts(pod: Pod, ordinal: number, minReadySeconds: number, at: number
     terminating,
     ready,
     runningAndReady: pod.status?.phase === 'Running' && ready && !terminating,
-    unavailable: terminating || !ready || state !== null || insideMinReady(pod, minReadySeconds, at),
+    unavailable: terminating || !ready || state !== null || inHooks(pod) || insideMinReady(pod, minReadySeconds, at),
   };
 }
 

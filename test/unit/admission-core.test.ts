@@ -140,15 +140,27 @@ describe('in-place change blockers', () => {
   it('names every other changed field', () => {
     const after = template();
     after.spec.containers[0].env = [{ name: 'A', value: '1' }];
-    after.spec.containers[0].resources.limits.cpu = '1';
+    after.spec.containers[0].resources.limits['nvidia.com/gpu'] = '1';
     after.spec.nodeSelector = { disk: 'ssd' };
     after.metadata.name = 'x';
     expect(inPlaceChangeBlockers(template(), after)).toEqual([
       'metadata.name',
       'spec.containers[0].env',
-      'spec.containers[0].resources',
+      'spec.containers[0].resources.limits.nvidia.com/gpu',
       'spec.nodeSelector',
     ]);
+  });
+  it('cpu/memory resize in place (§4.9) unless the QoS class changes or a request/limit goes', () => {
+    const cpu = template();
+    cpu.spec.containers[0].resources.limits.cpu = '1';
+    expect(inPlaceChangeBlockers(template(), cpu)).toEqual([]);
+    // limits alone: requests default to them, Guaranteed; a lower request makes it Burstable.
+    const burstable = template();
+    (burstable.spec.containers[0].resources as Record<string, unknown>).requests = { cpu: '100m' };
+    expect(inPlaceChangeBlockers(template(), burstable)).toEqual(['spec.containers[0].resources (QoS class Guaranteed -> Burstable)']);
+    const removed = template();
+    delete (removed.spec.containers[0].resources.limits as Record<string, unknown>).memory;
+    expect(inPlaceChangeBlockers(template(), removed)).toContain('spec.containers[0].resources.limits.memory');
   });
   it('adding or renaming a container is not in place', () => {
     const added = template();

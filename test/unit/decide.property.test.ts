@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 import { decide } from '../../shared/core/decide.ts';
+import { resourcesMatch, type ResourceRequirements } from '../../shared/core/pods/resources.ts';
 import { checkInvariants } from '../oracle/index.ts';
 import type { Observation } from '../oracle/index.ts';
 import { describePods } from './helpers.ts';
@@ -20,6 +21,13 @@ const edit = fc.oneof(
   fc.record({ k: fc.constant('rollback' as const), to: fc.integer({ min: 1, max: 6 }) }),
   fc.record({ k: fc.constant('strategy' as const), type: fc.constantFrom('InPlaceIfPossible', 'InPlaceOnly', 'ReCreate', 'OnDelete') }),
   fc.record({ k: fc.constant('maxUnavailable' as const), value: fc.constantFrom<number | string>(1, 2, '50%') }),
+  // §4.9: cpu resized in place (16 is beyond the node's allocatable: the API server refuses it),
+  // Guaranteed: a QoS class change (recreate, or InPlaceOnly blocked).
+  fc.record({
+    k: fc.constant('resources' as const),
+    cpu: fc.constantFrom('100m', '200m', '300m', '16', 'Guaranteed'),
+    policy: fc.constantFrom('NotRequired', 'RestartContainer'),
+  }),
 );
 const command = fc.oneof(
   // reconcile, then one kubelet sync of every pod: the common case, which makes rollouts progress
@@ -33,6 +41,10 @@ const command = fc.oneof(
   { weight: 1, arbitrary: fc.record({ k: fc.constant('delete' as const), pod: ordinal }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('time' as const), seconds: fc.integer({ min: 1, max: 90 }) }) },
   { weight: 5, arbitrary: fc.record({ k: fc.constant('edit' as const), edit }) },
+  // §4.10: the hook owner answers for one pod (late, or — when it never comes — HookTimeout).
+  { weight: 3, arbitrary: fc.record({ k: fc.constant('owner' as const), pod: ordinal }) },
+  // §4.9: what the kubelet says of a pending resize from now on (Deferred waits, Infeasible fails).
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('resizeVerdict' as const), verdict: fc.constantFrom('Fits' as const, 'Deferred' as const, 'Infeasible' as const) }) },
 );
 const setup = fc.record({
   replicas: fc.nat(5),
@@ -47,6 +59,8 @@ const setup = fc.record({
   whenScaled: fc.constantFrom('Retain' as const, 'Delete' as const),
   whenDeleted: fc.constantFrom('Retain' as const, 'Delete' as const),
   revisionHistoryLimit: fc.constantFrom(0, 2, 10),
+  resources: fc.boolean(),
+  hooks: fc.constantFrom('none' as const, 'pre' as const, 'both' as const),
 });
 
 type Command = typeof command extends fc.Arbitrary<infer T> ? T : never;
@@ -54,7 +68,7 @@ type Edit = typeof edit extends fc.Arbitrary<infer T> ? T : never;
 type Setup = typeof setup extends fc.Arbitrary<infer T> ? T : never;
 
 function build(s: Setup): World {
-  return new World({
+  const w = new World({
     replicas: s.replicas,
     podManagementPolicy: s.podManagementPolicy,
     minReadySeconds: s.minReadySeconds,
@@ -66,6 +80,25 @@ function build(s: Setup): World {
       maxUnavailable: s.maxUnavailable,
       inPlaceUpdateStrategy: { gracePeriodSeconds: s.gracePeriodSeconds, timeoutSeconds: s.timeoutSeconds, readiness: s.readiness },
     },
+  });
+  w.api.setNodeAllocatable({ cpu: '8', memory: '32Gi' });
+  if (s.hooks !== 'none') {
+    const hook = { labelsHandler: { 'owner.example/serving': 'true' }, timeoutSeconds: 60 };
+    w.edit((spec) => void (spec.lifecycle = s.hooks === 'pre' ? { preUpdate: hook } : { preUpdate: hook, postUpdate: hook }));
+  }
+  if (s.resources) setResources(w, '100m', 'NotRequired');
+  return w;
+}
+
+/** §4.9: the first container's cpu (Burstable), or requests = limits (Guaranteed). */
+function setResources(w: World, cpu: string, policy: string): void {
+  w.edit((s) => {
+    const c = s.template.spec.containers[0] as Record<string, unknown>;
+    c.resources =
+      cpu === 'Guaranteed'
+        ? { requests: { cpu: '1', memory: '64Mi' }, limits: { cpu: '1', memory: '64Mi' } }
+        : { requests: { cpu, memory: '64Mi' }, limits: { cpu: cpu === '16' ? '16' : '1', memory: '128Mi' } };
+    c.resizePolicy = [{ resourceName: 'cpu', restartPolicy: policy }];
   });
 }
 
@@ -87,6 +120,8 @@ function applyEdit(w: World, e: Edit): void {
       return w.edit((s) => void (s.updateStrategy.type = e.type));
     case 'maxUnavailable':
       return w.edit((s) => void (s.updateStrategy.maxUnavailable = e.value));
+    case 'resources':
+      return setResources(w, e.cpu, e.policy);
   }
 }
 
@@ -114,6 +149,11 @@ async function step(w: World, c: Command, state: WorldObservation): Promise<void
       return w.advance(c.seconds);
     case 'edit':
       return applyEdit(w, c.edit);
+    case 'owner':
+      return w.hookOwner(name(c.pod));
+    case 'resizeVerdict':
+      w.resizeVerdict = c.verdict === 'Fits' ? undefined : () => c.verdict;
+      return;
   }
 }
 
@@ -126,8 +166,24 @@ async function reconcile(w: World, snapshot: WorldObservation): Promise<void> {
   if (r.conflict) throw new Error(`the plan conflicts with itself: ${r.plan.actions.map((a) => a.kind).join(', ')}`);
 }
 
+/**
+ * §4.9: an in-place update is done only once the kubelet has carried its resize out — a pod with no
+ * update in flight runs the cpu/memory its spec says (or the kubelet holds the resize pending).
+ * Only NeoSet resizes pods here, so anything else is an update finished too early.
+ */
+function resizeViolations(current: Observation): string[] {
+  return current.pods
+    .filter((p) => !p.metadata.annotations?.[ANNOTATION_INPLACE_STATE] && p.status?.phase === 'Running' && !p.metadata.deletionTimestamp)
+    .filter((p) => !p.status?.conditions?.some((c) => c.type === 'PodResizePending'))
+    .filter((p) => p.spec.containers.some((c) => {
+      const cs = p.status?.containerStatuses?.find((x) => x.name === c.name);
+      return cs?.state?.running !== undefined && !resourcesMatch(cs.resources, (c.resources as ResourceRequirements | undefined) ?? {});
+    }))
+    .map((p) => `pod ${p.metadata.name}: no update in flight, yet the kubelet has not carried out its resize`);
+}
+
 function assertInvariants(w: World, previous: Observation, current: Observation, trail: string[]): void {
-  const violations = checkInvariants({ ...current, previous });
+  const violations = [...checkInvariants({ ...current, previous }), ...resizeViolations(current)];
   if (violations.length > 0) {
     throw new Error(
       `${JSON.stringify(violations, null, 1)}\nafter: ${trail.slice(-12).join(' | ')}\npods: ${describePods(w)}\nstatus: ${JSON.stringify(w.neoset.status?.currentRevision)} -> ${w.neoset.status?.updateRevision}`,
@@ -144,7 +200,12 @@ function assertInvariants(w: World, previous: Observation, current: Observation,
  */
 function finalEdit(w: World): void {
   const brokenStable = w.neoset.status?.currentImage?.includes(BAD_IMAGE_MARK) ?? false;
+  w.resizeVerdict = undefined; // a healthy kubelet
+  w.promptHookOwner = true; // and a hook owner that answers
   w.edit((s) => {
+    // Resources the node can hold: a refused or infeasible resize is re-targeted by this edit.
+    const c = s.template.spec.containers[0] as Record<string, { requests?: Record<string, string>; limits?: Record<string, string> } | undefined>;
+    if (c.resources?.limits?.cpu === '16') c.resources = { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '1', memory: '128Mi' } };
     if (brokenStable) s.updateStrategy.maxUnavailable = '100%';
     s.template.spec.containers[0].image = 'nginx:v9';
     s.updateStrategy.partition = 0;
@@ -164,6 +225,12 @@ function assertConverged(w: World): void {
     expect(pod.metadata.annotations?.[ANNOTATION_INPLACE_STATE]).toBeUndefined();
     expect(pod.spec.containers[0].image).toBe('nginx:v9');
     expect(pod.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    // §4.10: every hook answered.
+    if (w.neoset.spec.lifecycle) expect(pod.metadata.labels?.['neoset.neo.io/lifecycle-state']).toBe('Normal');
+    // §4.9: the kubelet runs the template's cpu/memory, nothing pending.
+    const template = w.neoset.spec.template.spec.containers[0] as { resources?: ResourceRequirements };
+    expect(resourcesMatch(pod.status?.containerStatuses?.[0].resources, template.resources ?? {})).toBe(true);
+    expect(pod.status?.conditions?.filter((c) => c.type.startsWith('PodResize') && c.status === 'True')).toEqual([]);
   }
   const plan = decide(w.snapshot(), new Date(w.now));
   expect(plan.actions).toEqual([]);

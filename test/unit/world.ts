@@ -11,11 +11,12 @@ import type { Action, Plan } from '../../shared/core/plan.ts';
 import type { Snapshot } from '../../shared/core/snapshot.ts';
 import { rfc3339 } from '../../shared/core/time.ts';
 import { applyPlan } from '../../shared/k8s/apply.ts';
+import type { LifecycleEvent } from '../../shared/events/lifecycle-sink.ts';
 import { ApiError } from '../../shared/k8s/client.ts';
 import { readSnapshot } from '../../shared/k8s/snapshot-reader.ts';
 import { createMemoryApi, CrashError, type KubeObject, type MemoryApi, type MemoryApiOptions, type Resource } from '../memory-api/index.ts';
 import type { Observation } from '../oracle/index.ts';
-import { failPod, makeUnready, syncPod } from './kubelet.ts';
+import { failPod, makeUnready, syncPod, type ResizeVerdict } from './kubelet.ts';
 
 export { BAD_IMAGE_MARK } from './kubelet.ts';
 
@@ -95,6 +96,12 @@ export class World {
   nextId(): string {
     return String(this.#id++);
   }
+
+  /** The lifecycle CloudEvents the applier sent (§4.10), in order. */
+  lifecycleEvents: LifecycleEvent[] = [];
+
+  /** The kubelet's verdict on a pending resize (§4.9); default: it fits. */
+  resizeVerdict?: (pod: Pod) => ResizeVerdict;
 
   // ---- observation -------------------------------------------------------------------------
 
@@ -219,7 +226,7 @@ export class World {
     const plan = decide(snapshot, new Date(this.now), opts.duties);
     if (opts.crashAfter !== undefined) this.api.crashAfterWrites(opts.crashAfter);
     try {
-      const r = await applyPlan(this.api.client, snapshot, plan, { now: () => new Date(this.now) });
+      const r = await applyPlan(this.api.client, snapshot, plan, { now: () => new Date(this.now), sink: async (e) => void this.lifecycleEvents.push(e) });
       return { plan, written: r.written, conflict: r.outcome === 'conflict', statusWritten: r.statusWritten };
     } catch (err) {
       if (err instanceof CrashError) return { plan, written: [], conflict: false, statusWritten: false };
@@ -246,10 +253,35 @@ export class World {
     this.api.store.put('pods', pod);
   }
 
-  /** Every pod synced `rounds` times: a healthy kubelet catching up. */
+  /** Every pod synced `rounds` times: a healthy kubelet catching up (and a prompt hook owner, if set). */
   kubeletSettle(rounds = 4): void {
     this.#flush();
     for (let i = 0; i < rounds; i++) for (const name of this.api.store.names('pods', NAMESPACE)) this.kubeletSync(name);
+    if (this.promptHookOwner) for (const name of this.api.store.names('pods', NAMESPACE)) this.hookOwner(name);
+  }
+
+  /** §4.10: a hook owner that answers at every kubelet round (see hookOwner). */
+  promptHookOwner = false;
+
+  /**
+   * §4.10: what a hook owner does for one pod, once: lets a PreparingUpdate pod go (removes the handler
+   * labels), and guards every other pod (puts them on) — the re-join of an Updated pod included.
+   */
+  hookOwner(name: string): void {
+    const hooks = this.neoset.spec.lifecycle;
+    const handler = hooks?.preUpdate?.labelsHandler ?? hooks?.postUpdate?.labelsHandler;
+    if (!handler) return;
+    const current = this.api.store.get<Pod & KubeObject>('pods', NAMESPACE, name);
+    const go = current?.metadata.labels?.['neoset.neo.io/lifecycle-state'] === 'PreparingUpdate';
+    if (!current || Object.entries(handler).every(([k, v]) => (current.metadata.labels?.[k] === v) !== go)) return; // nothing to do
+    this.#podChange(name, (pod) => {
+      const labels = (pod.metadata.labels ??= {});
+      const go = labels['neoset.neo.io/lifecycle-state'] === 'PreparingUpdate';
+      for (const [k, v] of Object.entries(handler)) {
+        if (go) delete labels[k];
+        else labels[k] = v;
+      }
+    });
   }
 
   /** A container stops being ready (a failing probe) until the kubelet's next sync. */

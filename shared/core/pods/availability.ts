@@ -2,6 +2,7 @@
 // lastTransitionTime so that it survives any restart of the function. And the stricter notion the
 // update budget uses (§4.4): an in-place update in flight makes a pod unavailable even while Ready.
 import { podInPlaceState } from '../update/state-annotation.ts';
+import { inHooks } from '../update/lifecycle.ts';
 import type { Pod } from '../objects.ts';
 import { isReady, isTerminating, podCondition } from './conditions.ts';
 import { toMs } from '../time.ts';
@@ -24,7 +25,10 @@ export function isAvailable(pod: Pod, minReadySeconds: number, nowMs: number): b
   return at !== null && at <= nowMs;
 }
 
-/** Unavailable as the maxUnavailable budget counts it: not available, or an update in flight (§4.4). */
+/**
+ * Unavailable as the maxUnavailable budget counts it: not available, an update in flight (§4.4), or
+ * in its update hooks, PreparingUpdate to Updated (§4.10: until its owner says "re-joined").
+ */
 export function isUnavailableForBudget(pod: Pod | undefined, minReadySeconds: number, nowMs: number): boolean {
-  return !pod || !isAvailable(pod, minReadySeconds, nowMs) || podInPlaceState(pod) !== null;
+  return !pod || !isAvailable(pod, minReadySeconds, nowMs) || podInPlaceState(pod) !== null || inHooks(pod);
 }

@@ -2,6 +2,7 @@
 // is really done (§4.4 step 3).
 import { CONDITION_INPLACE_READY } from '../../api/names.ts';
 import { runsImage } from './images.ts';
+import { resizeDone } from './resize.ts';
 import type { ContainerStatus, Pod, PodCondition } from '../objects.ts';
 import type { InPlaceState } from '../plan.ts';
 
@@ -51,7 +52,7 @@ export function isRunningAndReady(pod: Pod): boolean {
 export type ReadinessMode = 'Probe' | 'Ready';
 
 /**
- * §4.4 step 3 / §4.5: every changed container runs the target image — its normalized image equals the
+ * §4.4 step 3 / §4.5 / §4.9: every changed container runs the target image — its normalized image equals the
  * target and the kubelet restarted it (imageID, or containerID, differs from the one recorded before
  * the patch) — and the readiness check passes: Probe, each changed container `ready`; Ready, the pod's
  * ContainersReady condition ([fix] not Ready: our own gate holds Ready False until we are done).
@@ -68,6 +69,9 @@ export function inPlaceUpdateDone(pod: Pod, state: InPlaceState, mode: Readiness
     if (!restarted) return false;
     if (mode === 'Probe' && !cs.ready) return false;
   }
+  // §4.9: the resize carried out, and each resized container ready again (RestartContainer restarts it).
+  if (!resizeDone(pod, state.targetResources)) return false;
+  if (mode === 'Probe' && Object.keys(state.targetResources ?? {}).some((name) => !containerStatus(pod, name)?.ready)) return false;
   return mode === 'Probe' || podCondition(pod, 'ContainersReady')?.status === 'True';
 }
 

@@ -7,8 +7,10 @@ import {
   LABEL_NEOSET_NAME,
   LABEL_POD_INDEX,
   LABEL_POD_NAME,
+  LABEL_LIFECYCLE_STATE,
   LABEL_REVISION_HASH,
 } from '../../api/names.ts';
+import { hasHooks } from '../update/lifecycle.ts';
 import type { NeoSet, PodTemplateSpec } from '../../api/neoset.ts';
 import { claimName } from '../scaling/volume-claims.ts';
 import type { OwnerReference, Pod } from '../objects.ts';
@@ -87,6 +89,8 @@ export function newPod(neoset: NeoSet, ordinal: number, revision: string, templa
         [LABEL_POD_NAME]: name,
         [LABEL_POD_INDEX]: String(ordinal),
         [LABEL_REVISION_HASH]: revision,
+        // §4.10: a NeoSet with update hooks creates its pods Normal.
+        ...(hasHooks(neoset) ? { [LABEL_LIFECYCLE_STATE]: 'Normal' } : {}),
       },
       ...(annotations && Object.keys(annotations).length > 0 ? { annotations: { ...annotations } } : {}),
       ownerReferences: [neosetOwnerRef(neoset, true)],

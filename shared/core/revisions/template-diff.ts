@@ -1,14 +1,20 @@
-// Can a pod move from one template to another in place (§4.4)? Only container images and the
-// template's labels and annotations can: kubelet restarts a container whose image was patched, while
-// any other Pod spec field is immutable on a running Pod (or, for the few that are not, NeoSet does
-// not patch it), so such a change means delete and recreate. The rule is the core's; admission uses
-// it too (InPlaceOnly refuses the rest), so the two can never disagree.
+// Can a pod move from one template to another in place (§4.4, §4.9)? Container images, the
+// template's labels and annotations, and containers' cpu/memory requests and limits (through the
+// pods/resize subresource) can: kubelet restarts a container whose image was patched and
+// resizes one whose resources were, while any other Pod spec field is immutable on a running Pod (or,
+// for the few that are not, NeoSet does not patch it), so such a change means delete and recreate.
+// A resize may not change the pod's QoS class, touch another resource, remove a request or limit, or
+// change resizePolicy (ValidatePodResize, Kubernetes 1.37: "only cpu and memory resources are
+// mutable" — the memory-API contract test shows it); init containers are not resized (their resources are
+// immutable unless the InPlacePodVerticalScalingInitContainers gate is on). The rule is the core's;
+// admission uses it too (InPlaceOnly refuses the rest), so the two can never disagree.
 import type { PodTemplateSpec } from '../../api/neoset.ts';
 import { fieldPath, type PathSegment } from '../field-path.ts';
 import { isPlainObject, sameJson, type JsonObject } from '../json.ts';
+import { qosClass, resizeBlockers, resourcesOf } from '../pods/resources.ts';
 
 export interface TemplateChange {
-  /** Nothing differs beyond container images and template labels/annotations. */
+  /** Nothing differs beyond container images, containers' cpu/memory, and template labels/annotations. */
   inPlace: boolean;
   /** The fields that differ beyond those, as API field paths (`spec.containers[0].env`): what InPlaceOnly names. */
   differences: string[];
@@ -39,15 +45,39 @@ function containerBlockers(a: unknown, b: unknown): string[] {
   return a.flatMap((before, i) => {
     const after = b[i];
     if (!isPlainObject(before) || !isPlainObject(after)) return sameJson(before, after) ? [] : [fieldPath(['spec', 'containers', i])];
-    return changedKeys(before, after, ['spec', 'containers', i], new Set(['image']));
+    const at = fieldPath(['spec', 'containers', i]);
+    return [
+      ...changedKeys(before, after, ['spec', 'containers', i], IN_PLACE_CONTAINER),
+      ...resizeBlockers(resourcesOf(before), resourcesOf(after), at),
+    ];
   });
 }
+
+/** Container fields an in-place update carries: the image (pod patch) and resources (pods/resize). */
+const IN_PLACE_CONTAINER = new Set(['image', 'resources']);
+
+/** A resize may not change the pod's QoS class (ValidatePodResize): named by the containers' resources that changed. */
+function qosBlockers(oldSpec: JsonObject, newSpec: JsonObject): string[] {
+  const before = [...asArray(oldSpec.containers), ...asArray(oldSpec.initContainers)];
+  const after = [...asArray(newSpec.containers), ...asArray(newSpec.initContainers)];
+  // A container added or removed is a blocker of its own (the containers list is immutable).
+  if (asArray(oldSpec.containers).length !== asArray(newSpec.containers).length) return [];
+  const [from, to] = [qosClass(before), qosClass(after)];
+  if (from === to) return [];
+  const changed = asArray(newSpec.containers).flatMap((c, i) =>
+    sameJson(resourcesOf(asArray(oldSpec.containers)[i]), resourcesOf(c)) ? [] : [fieldPath(['spec', 'containers', i, 'resources'])],
+  );
+  return (changed.length > 0 ? changed : ['spec.containers']).map((p) => `${p} (QoS class ${from} -> ${to})`);
+}
+
+const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
 const asObject = (value: unknown): JsonObject => (isPlainObject(value) ? value : {});
 
 /**
  * The field paths, relative to the template (`spec.containers[0].env`, `metadata.name`), whose
- * change cannot be made in place. Empty: the change (if any) is images and labels/annotations only.
+ * change cannot be made in place. Empty: the change (if any) is images, containers' cpu/memory and
+ * labels/annotations only.
  */
 export function inPlaceChangeBlockers(oldTemplate: PodTemplateLike, newTemplate: PodTemplateLike): string[] {
   const oldSpec = asObject(oldTemplate.spec);
@@ -55,6 +85,7 @@ export function inPlaceChangeBlockers(oldTemplate: PodTemplateLike, newTemplate:
   return [
     ...changedKeys(asObject(oldTemplate.metadata), asObject(newTemplate.metadata), ['metadata'], IN_PLACE_METADATA),
     ...containerBlockers(oldSpec.containers, newSpec.containers),
+    ...qosBlockers(oldSpec, newSpec),
     ...changedKeys(oldSpec, newSpec, ['spec'], new Set(['containers'])),
   ];
 }

@@ -2,18 +2,19 @@
 // Failed > Paused > Canary > RollingOut > Completed > Idle.
 import type { Phase } from '../../api/neoset.ts';
 import { rolloutInProgress, type Observed } from '../observed.ts';
+import { inHooks } from '../update/lifecycle.ts';
 
-export type FailureReason = 'ProgressDeadlineExceeded' | 'InPlaceOnlyBlocked';
+export type FailureReason = 'ProgressDeadlineExceeded' | 'InPlaceOnlyBlocked' | 'ResizeInfeasible' | 'HookTimeout';
 
 /**
  * A rollout is pending while currentRevision != updateRevision, or while a pod 0..replicas-1 has an
- * update in flight, or has ordinal >= partition and is not on updateRevision (after a rollback to the
+ * update in flight or is in its update hooks (§4.10), or has ordinal >= partition and is not on updateRevision (after a rollback to the
  * current revision, current == update but pods still have to move back).
  */
 export function rolloutPending(o: Observed): boolean {
   if (rolloutInProgress(o)) return true;
   const { partition } = o.neoset.spec.updateStrategy;
-  return o.pods.some((v) => v.inRange && !v.terminating && (v.state !== null || (v.ordinal >= partition && v.revision !== o.update.name)));
+  return o.pods.some((v) => v.inRange && !v.terminating && (v.state !== null || inHooks(v.pod) || (v.ordinal >= partition && v.revision !== o.update.name)));
 }
 
 export function phaseOf(o: Observed, pending: boolean, failure: FailureReason | null): Phase {

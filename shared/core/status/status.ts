@@ -6,6 +6,7 @@ import type { Observed, UpdateClaim } from '../observed.ts';
 import type { FailureReason } from './phase.ts';
 import { phaseOf } from './phase.ts';
 import { isReady } from '../pods/conditions.ts';
+import { inHooks } from '../update/lifecycle.ts';
 import { mainImage } from '../revisions/revisions.ts';
 import { labelSelectorString } from '../selector.ts';
 
@@ -48,7 +49,7 @@ export function computeStatus(
     currentImage: mainImage(o.current),
     targetImage: mainImage(o.update),
     phase,
-    currentUpdatePods: o.pods.filter((v) => v.state !== null || claims.has(v.name)).map((v) => v.name),
+    currentUpdatePods: o.pods.filter((v) => v.state !== null || inHooks(v.pod) || claims.has(v.name)).map((v) => v.name),
     ...(claims.size > 0 ? { updateClaims: [...claims.values()].sort((a, b) => a.pod.localeCompare(b.pod)) } : {}),
     conditions: neosetConditions(
       {

@@ -5,6 +5,9 @@
 //
 //   (no state) --markDraining (state + gate False, one write)--> Draining --> [gracePeriodSeconds]
 //       Draining --patchImages--> Updating --[done, §4.5]--> finishInPlaceUpdate (+ gate True) --> (no state)
+//       Updating --resizePod--> Updating                            (§4.9: cpu/memory through pods/resize,
+//                                                                    chained on the patch; refused -> resizeRefused)
+//       Updating, resize refused or PodResizePending Infeasible --> Failed (ResizeInfeasible) until re-targeted
 //       Draining --deletePod--> (gone; §4.3 recreates it)          (not in place: recreate)
 //       Draining --finishInPlaceUpdate(aborted)--> (no state)      (the rollout no longer wants it)
 //       Updating --markDraining--> Draining                        (a new updateRevision: re-target)
@@ -18,7 +21,9 @@ import { ANNOTATION_INPLACE_STATE } from '../../api/names.ts';
 import type { Observed, PodView } from '../observed.ts';
 import type { Action, InPlaceState } from '../plan.ts';
 import { POD_IDENTITY_LABELS } from '../pods/identity.ts';
-import { containerIds, inPlaceGate } from '../pods/conditions.ts';
+import { containerIds, inPlaceGate, podCondition } from '../pods/conditions.ts';
+import { resizeTargets, unresized } from '../pods/resize.ts';
+import type { FailureReason } from '../status/phase.ts';
 import { rfc3339, toMs, type Wakeups } from '../time.ts';
 import { gateTransitionTime } from './gate-time.ts';
 import { finish, podReadiness, REASON_DRAINING } from './readiness.ts';
@@ -28,6 +33,8 @@ export interface InFlightStep {
   action: Action | null;
   /** §4.4 step 5: not done within timeoutSeconds of startedAt. */
   deadlineExceeded: boolean;
+  /** §4.9: the resize cannot be done (refused by the API server, or Infeasible for the kubelet). */
+  failure?: { reason: FailureReason; message: string };
 }
 
 const none: InFlightStep = { action: null, deadlineExceeded: false };
@@ -76,6 +83,14 @@ export function inFlightStep(o: Observed, v: PodView, wake: Wakeups): InFlightSt
   // Updating: the pod runs (or is starting) the images of state.revision.
   // A new updateRevision re-targets it: a fresh update from its current state (a rollback of a stuck pod).
   if (state.revision !== target && movable) return step(retarget(o, v, state));
+  // §4.9: a resize the API server refused fails the rollout at once, until a new template re-targets.
+  if (state.resizeRefused !== undefined) return resizeFailure(v, state, state.resizeRefused);
+  // 2b. The image patch recorded the resize; it follows (again, after a crash between the two).
+  const resize = unresized(v.pod, state.targetResources);
+  if (resize) return step({ kind: 'resizePod', pod: v.ref, containers: resize, refused: { ...state, resizeRefused: '' } });
+  // The kubelet's verdict on this resize: Infeasible fails at once; Deferred waits (the deadline below).
+  const infeasible = resizeInfeasible(v);
+  if (infeasible !== undefined) return resizeFailure(v, state, infeasible);
   // 3. Done (§4.5) -> 4. remove the state; the gate opens in the next decision.
   const done = podReadiness(v.pod, o.nowMs, strategy.readiness);
   if (done.length > 0) return step(done[0]);
@@ -94,6 +109,21 @@ export function inFlightStep(o: Observed, v: PodView, wake: Wakeups): InFlightSt
   if (o.nowMs >= deadline) return { action: null, deadlineExceeded: true };
   wake.at(deadline);
   return none;
+}
+
+/**
+ * The kubelet's PodResizePending condition with reason Infeasible, about the pod's current spec (its
+ * observedGeneration, when the kubelet reports one, is the pod's generation): its message.
+ */
+function resizeInfeasible(v: PodView): string | undefined {
+  const pending = podCondition(v.pod, 'PodResizePending');
+  if (pending?.status !== 'True' || pending.reason !== 'Infeasible') return undefined;
+  if (pending.observedGeneration !== undefined && pending.observedGeneration !== v.pod.metadata.generation) return undefined;
+  return pending.message ?? 'Infeasible';
+}
+
+function resizeFailure(v: PodView, state: InPlaceState, why: string): InFlightStep {
+  return { action: null, deadlineExceeded: false, failure: { reason: 'ResizeInfeasible', message: `pod ${v.name}: resize for revision ${state.revision} is infeasible: ${why}` } };
 }
 
 /** A new updateRevision while the pod is on its way to another: Draining again toward it, drainStartedAt kept. */
@@ -120,6 +150,7 @@ function patchImages(o: Observed, v: PodView, state: InPlaceState): Action {
     if (running && running.image !== c.image) images[c.name] = c.image;
   }
   const before = containerIds(v.pod, Object.keys(images));
+  const targetResources = resizeTargets(v.pod, target.spec.containers);
   const from = v.revision === undefined ? undefined : o.revisions.byName.get(v.revision)?.template;
   const labels = metadataPatch(v.pod.metadata.labels, from?.metadata?.labels, target.metadata?.labels, POD_IDENTITY_LABELS);
   const annotations = metadataPatch(v.pod.metadata.annotations, from?.metadata?.annotations, target.metadata?.annotations, [
@@ -138,13 +169,14 @@ function patchImages(o: Observed, v: PodView, state: InPlaceState): Action {
       targetImages: images,
       previousImageIDs: before.imageIDs,
       previousContainerIDs: before.containerIDs,
+      ...(targetResources ? { targetResources } : {}),
     },
     ...(labels ? { labels } : {}),
     ...(annotations ? { annotations } : {}),
     event: {
       type: 'Normal',
       reason: 'InPlaceUpdateStarted',
-      message: `pod ${v.name}: patch ${Object.entries(images).map(([c, i]) => `${c}=${i}`).join(', ') || 'metadata'} (revision ${o.update.name})`,
+      message: `pod ${v.name}: patch ${[...Object.entries(images).map(([c, i]) => `${c}=${i}`), ...Object.keys(targetResources ?? {}).map((c) => `${c} resources`)].join(', ') || 'metadata'} (revision ${o.update.name})`,
     },
   };
 }

@@ -3,7 +3,7 @@
 // consecutive steps of its update in one invocation (SPEC §2.0 "carry a pod as far as it can go"):
 // the next step is decided on the pod as the previous write leaves it, and written conditional on the
 // resourceVersion that write returned.
-import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY, LABEL_REVISION_HASH } from '../../api/names.ts';
+import { ANNOTATION_INPLACE_STATE, ANNOTATION_LIFECYCLE_SINCE, CONDITION_INPLACE_READY, LABEL_LIFECYCLE_STATE, LABEL_REVISION_HASH } from '../../api/names.ts';
 import type { Pod, PodCondition } from '../objects.ts';
 import type { Action, Gate } from '../plan.ts';
 
@@ -26,8 +26,16 @@ export function afterWrite(pod: Pod, action: Action, nowMs: number): Pod {
       next.metadata.labels = merge({ ...pod.metadata.labels, [LABEL_REVISION_HASH]: action.revision }, action.labels);
       next.metadata.annotations = merge({ ...annotations, [ANNOTATION_INPLACE_STATE]: JSON.stringify(action.state) }, action.annotations);
       return next;
+    case 'resizePod':
+      // pods/resize keeps only the containers' resources (dropNonResizeUpdates).
+      next.spec = { ...pod.spec, containers: pod.spec.containers.map((c) => (action.containers[c.name] ? { ...c, resources: action.containers[c.name].resources } : c)) };
+      return next;
     case 'setInPlaceReady':
       return withGate(next, action);
+    case 'setLifecycle':
+      next.metadata.labels = { ...pod.metadata.labels, [LABEL_LIFECYCLE_STATE]: action.state };
+      annotations[ANNOTATION_LIFECYCLE_SINCE] = action.since;
+      return next;
     default:
       return next;
   }

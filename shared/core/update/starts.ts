@@ -8,6 +8,7 @@ import { inPlaceGate, isReady } from '../pods/conditions.ts';
 import { gateTransitionTime } from './gate-time.ts';
 import { REASON_DRAINING } from './readiness.ts';
 import { rfc3339 } from '../time.ts';
+import { hasHooks, inHooks, setLifecycle } from './lifecycle.ts';
 
 /**
  * How a pod on revision `from` reaches updateRevision under the strategy: in place (only images and
@@ -79,7 +80,7 @@ export function startUpdates(o: Observed, failed: boolean, free: (v: PodView) =>
   // releases()) and claimed afresh by a later decision.
   const claimedElsewhere = new Set(o.claims.filter((c) => c.revision !== undefined && c.revision !== o.update.name).map((c) => c.pod));
   const candidates = o.pods
-    .filter((v) => !v.orphan && !v.terminating && !v.finished && v.state === null && free(v) && canMove(o, v) && !claimedElsewhere.has(v.name))
+    .filter((v) => !v.orphan && !v.terminating && !v.finished && v.state === null && !inHooks(v.pod) && free(v) && canMove(o, v) && !claimedElsewhere.has(v.name))
     .sort((a, b) => b.ordinal - a.ordinal);
   const started: { view: PodView; rescue: boolean }[] = candidates.filter((v) => isRescue(o, v)).map((view) => ({ view, rescue: true }));
   if (!failed) {
@@ -100,6 +101,14 @@ export function startUpdates(o: Observed, failed: boolean, free: (v: PodView) =>
 }
 
 function startUpdate(o: Observed, v: PodView, rescue: boolean): Action {
+  // §4.10: with update hooks, an update starts by asking the owner (PreparingUpdate); the drain
+  // follows (chained, decide.ts carry) once the handler labels are off.
+  if (hasHooks(o.neoset)) return setLifecycle(o, v, 'PreparingUpdate');
+  return drain(o, v, rescue);
+}
+
+/** In-place step 1 of a pod's update (§4.4): its drain toward updateRevision. */
+export function drain(o: Observed, v: PodView, rescue = isRescue(o, v)): Action {
   const grace = o.neoset.spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds;
   const how = updateMethod(o, v.revision) === 'InPlace' ? 'in place' : 'by recreation';
   return markDraining(o, v, drainingState(o, rfc3339(o.nowMs)), {

@@ -1,0 +1,18 @@
+// `npx node examples/hooks/server.ts` (KUBECONFIG; NAMESPACE default "default"; NEOSET default "mysql";
+// PORT default 8090): the hook owner of examples/hooks, guarding the pods every 2 s.
+import { KubeConfig } from '@kubernetes/client-node';
+import { serve } from '@hono/node-server';
+import { createKubeClient } from '../../shared/k8s/client.ts';
+import { createHookApp } from './function.ts';
+import { createOwner } from './owner.ts';
+
+const kc = new KubeConfig();
+kc.loadFromDefault();
+const namespace = process.env.NAMESPACE ?? 'default';
+const owner = createOwner(createKubeClient(kc), namespace, process.env.NEOSET ?? 'mysql');
+const log = (line: string) => process.stdout.write(`[hook owner] ${line}\n`);
+const port = Number(process.env.PORT ?? 8090);
+serve({ fetch: createHookApp(owner, log).fetch, port, hostname: '127.0.0.1' }, () => log(`listening on http://127.0.0.1:${port}/`));
+const guard = () => owner.guard().catch((err: Error) => log(`guard: ${err.message}`));
+setInterval(guard, 2000);
+void guard();
