@@ -140,6 +140,9 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
         },
       });
       log(`bound ${namespace}/${name}`);
+      // Counted against the node's pods at once, not only when its first sync tracks it: a burst of
+      // pods (a Parallel scale-up of hundreds) must not overshoot the node.
+      track(`${namespace}/${name}`, uid!);
       return 'again';
     } catch (err) {
       if (statusCode(err) === 404) return 'done';
