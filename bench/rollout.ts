@@ -87,6 +87,29 @@ async function selfCounted(stack: DevStack): Promise<Map<string, number>> {
   return series;
 }
 
+/** The reconcile function's time by phase and its events' coalescing wait (sums and counts). */
+async function phaseTimes(stack: DevStack): Promise<Map<string, number>> {
+  const series = new Map<string, number>();
+  const text = await (await fetch(`${stack.functions.reconcile.url}/metrics`)).text();
+  for (const line of text.split('\n')) {
+    if (/^neoset_(reconcile_phase|event_wait)_seconds_(sum|count)/.test(line)) series.set(line.slice(0, line.lastIndexOf(' ')), Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return series;
+}
+
+/** Mean time per phase over the rollout (BENCH_BREAKDOWN=1 prints it). */
+function phaseLines(before: Map<string, number>, after: Map<string, number>): string[] {
+  const delta = (k: string) => (after.get(k) ?? 0) - (before.get(k) ?? 0);
+  const line = (what: string, sum: string, count: string) => {
+    const n = delta(count);
+    return `  ${what}: ${n} × mean ${n > 0 ? fixed((delta(sum) / n) * 1000, 1) : '-'} ms`;
+  };
+  return [
+    ...['read', 'decide', 'apply'].map((p) => line(`reconcile ${p}`, `neoset_reconcile_phase_seconds_sum{phase="${p}"}`, `neoset_reconcile_phase_seconds_count{phase="${p}"}`)),
+    line('event wait for its run', 'neoset_event_wait_seconds_sum', 'neoset_event_wait_seconds_count'),
+  ];
+}
+
 /** Per function, verb and resource: what the counters grew by (BENCH_BREAKDOWN=1 prints it). */
 function countedDelta(before: Map<string, number>, after: Map<string, number>): { sum: number; lines: string[] } {
   let sum = 0;
@@ -152,6 +175,7 @@ async function rollout(stack: DevStack, admin: KubeClient, w: Workload, n: numbe
     await stack.pump.idle();
     const before = await scrape(stack.cluster.kubeConfig());
     const selfBefore = await selfCounted(stack);
+    const phasesBefore = await phaseTimes(stack);
     pods.begin(APP_IMAGE(1));
     const started = performance.now();
     await admin.request('PATCH', w.path(w.ns, w.name), { patch: 'json', body: imagePatch('/spec/template/spec/containers/0/image', APP_IMAGE(1)) });
@@ -163,11 +187,15 @@ async function rollout(stack: DevStack, admin: KubeClient, w: Workload, n: numbe
     await new Promise((r) => setTimeout(r, 500));
     const after = await scrape(stack.cluster.kubeConfig());
     const selfAfter = await selfCounted(stack);
+    const phasesAfter = await phaseTimes(stack);
     pods.stop();
     object.stop();
     const step = stepLatency(pods.writes(), pods.readies(), K);
     const counted = countedDelta(selfBefore, selfAfter);
-    if (process.env.BENCH_BREAKDOWN && w.writer === 'neoset') say(`requests reconcile and readiness counted, by verb and resource:\n${counted.lines.join('\n')}`);
+    if (process.env.BENCH_BREAKDOWN && w.writer === 'neoset') {
+      say(`requests reconcile and readiness counted, by verb and resource:\n${counted.lines.join('\n')}`);
+      say(`reconcile's time:\n${phaseLines(phasesBefore, phasesAfter).join('\n')}`);
+    }
     return { wallMs, step, own: requestsOf(w.own, before, after), all: allRequests(before, after), selfCounted: w.writer === 'neoset' ? counted.sum : undefined };
   } finally {
     await deleteNamespace(admin, w.ns);

@@ -12,6 +12,7 @@ import { createLogger } from '../../shared/http/logger.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { createCoalescer, mapBounded } from '../../shared/k8s/coalesce.ts';
 import { neosetsOf, reconcileOne, type NeoSetKey, type Outcome } from '../../shared/k8s/reconcile.ts';
+import { eventWait } from '../../shared/metrics/registry.ts';
 import { mountStateGauges } from '../../shared/metrics/state-gauges.ts';
 
 /** A short requeueAfter is served by a bounded in-process re-check; longer ones by the resync tick. */
@@ -102,6 +103,7 @@ export function createApp(deps: ReconcileDeps): Hono {
       // A tick's failed NeoSets are answered 200 by the event app: they wait for the next tick.
       return mapBounded(keys, SWEEP_PARALLELISM, async (key) => {
         const { value, startedAt, finishedAt } = await coalescer.reconcile(key, duties);
+        eventWait.observe(Math.max(0, startedAt - arrivedAt) / 1000);
         deps.onCovered?.({ eventId: event.id, neoset: value.neoset, arrivedAt, startedAt, finishedAt });
         return value;
       });

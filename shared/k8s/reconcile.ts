@@ -5,7 +5,7 @@ import type { Pod } from '../core/objects.ts';
 import type { Plan } from '../core/plan.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import type { Target } from '../events/target.ts';
-import { reconcileDuration, reconcileTotal } from '../metrics/registry.ts';
+import { reconcileDuration, reconcilePhase, reconcileTotal } from '../metrics/registry.ts';
 import type { LifecycleSink } from '../events/lifecycle-sink.ts';
 import { applyPlan, writtenBefore } from './apply.ts';
 import { ApiError, type KubeClient } from './client.ts';
@@ -72,10 +72,15 @@ export async function reconcileOne(
   const stop = reconcileDuration.startTimer();
   const outcome = await (async (): Promise<Outcome> => {
     try {
+      const read = reconcilePhase.startTimer({ phase: 'read' });
       const snapshot = await readSnapshot(client, key.namespace, key.name);
+      read();
       if (!snapshot) return { neoset: id, result: 'gone', actions: [], statusWritten: false, requeueAfter: null };
+      const deciding = reconcilePhase.startTimer({ phase: 'decide' });
       const plan = decider(snapshot, now());
-      const applied = await applyPlan(client, snapshot, plan, { now, sink });
+      deciding();
+      const apply = reconcilePhase.startTimer({ phase: 'apply' });
+      const applied = await applyPlan(client, snapshot, plan, { now, sink }).finally(() => apply());
       return {
         neoset: id,
         result: applied.outcome === 'applied' ? 'ok' : applied.outcome,

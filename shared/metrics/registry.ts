@@ -19,6 +19,23 @@ export const reconcileDuration = new Histogram({
   registers: [registry],
 });
 
+/** Where a reconcile's time goes (issue 10's breakdown of the rollout step). */
+export const reconcilePhase = new Histogram({
+  name: 'neoset_reconcile_phase_seconds',
+  help: 'Time of one reconcile by phase: read (pods and revisions, then the NeoSet), decide, apply (claim, pod writes, status, Events).',
+  labelNames: ['phase'] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+  registers: [registry],
+});
+
+/** Coalescing's cost to an event (SPEC §2.0): the wait for the run that answers it to start. */
+export const eventWait = new Histogram({
+  name: 'neoset_event_wait_seconds',
+  help: 'Time from an event reaching reconcile to the start of the reconcile that answers it (behind a run in flight).',
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+  registers: [registry],
+});
+
 export const apiRequests = new Counter({
   name: 'neoset_api_requests_total',
   help: 'Kubernetes API requests made, by verb, resource and HTTP code (0: no answer).',
