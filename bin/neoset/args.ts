@@ -3,7 +3,7 @@
 // no dependency to install, and enough for kubectl-style `--flag=value` / `-n value` flags.
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
-import { parseDuration } from './duration.ts';
+import { parseDuration } from '../../shared/core/duration.ts';
 import { CliError, usageError } from './errors.ts';
 
 export interface ClusterFlags {

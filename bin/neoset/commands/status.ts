@@ -1,5 +1,5 @@
 import type { Cluster } from '../cluster.ts';
-import { formatDuration } from '../duration.ts';
+import { formatDuration } from '../../../shared/core/duration.ts';
 import { describeApiError, EXIT_OK, EXIT_ROLLOUT_FAILED } from '../errors.ts';
 import { readNeoSet, ref } from '../neosets.ts';
 import { plainProgress, terminalProgress } from '../progress.ts';
