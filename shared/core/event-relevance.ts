@@ -17,7 +17,9 @@
 // metadata.generation): it is the echo of a decision's own status write (a claim), or another
 // decision's, and the pods' changes that follow come as their own events. A decision whose writes
 // stopped short (a 409) looks again by itself (functions/reconcile/app.ts); a crash is the resync
-// tick's. An add event, a new generation, or a NeoSet never decided on is reconciled.
+// tick's. An add event, a new generation, or a NeoSet never decided on is reconciled — and so is a
+// `kubectl neoset rollout promote|abort|retry` (§4.11): it writes status.canary, not the spec, so the
+// generation stays; it marks its write with status.canary.request, which the next decision drops.
 import { KIND } from '../api/names.ts';
 import type { NeoSet } from '../api/neoset.ts';
 import type { Pod } from './objects.ts';
@@ -27,6 +29,7 @@ import { podInPlaceState } from './update/state-annotation.ts';
 /** Why reconcile may leave this NeoSet update event alone, or null when it must reconcile. */
 export function neosetEventCanSkip(neoset: Pick<NeoSet, 'metadata' | 'status'>): string | null {
   const generation = neoset.metadata.generation;
+  if (neoset.status?.canary?.request !== undefined) return null;
   return generation !== undefined && neoset.status?.observedGeneration === generation ? 'generation already decided' : null;
 }
 

@@ -5,10 +5,12 @@ import type { Pod } from '../core/objects.ts';
 import type { Plan } from '../core/plan.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import type { Target } from '../events/target.ts';
-import { reconcileDuration, reconcileTotal } from '../metrics/registry.ts';
+import { judge } from '../core/canary/progress.ts';
+import { analysisTotal, reconcileDuration, reconcileTotal } from '../metrics/registry.ts';
 import { applyPlan, writtenBefore } from './apply.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
+import { measure } from './prometheus-query.ts';
 import { InvalidNeoSetError, listNeoSets, readSnapshot } from './snapshot-reader.ts';
 
 export interface NeoSetKey {
@@ -67,7 +69,15 @@ export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: 
     try {
       const snapshot = await readSnapshot(client, key.namespace, key.name);
       if (!snapshot) return { neoset: id, result: 'gone', actions: [], statusWritten: false, requeueAfter: null };
-      const plan = decider(snapshot, now());
+      const at = now();
+      let plan = decider(snapshot, at);
+      // §4.11: a step's end is due and must pass a Prometheus query: measure (I/O, here at the edge)
+      // and decide again with the measurement; decide() stays pure.
+      if (plan.analysis) {
+        const measurement = await measure(plan.analysis);
+        analysisTotal.inc({ result: judge(plan.analysis, measurement).result });
+        plan = decider({ ...snapshot, analysis: measurement }, at);
+      }
       const applied = await applyPlan(client, snapshot, plan, { now });
       return {
         neoset: id,

@@ -27,7 +27,7 @@ export function updateMethod(o: Observed, from: string | undefined): UpdateMetho
 
 /** §4.4: the rollout moves a pod in range, with ordinal >= partition, that is not on updateRevision. */
 export function wantsUpdate(o: Observed, v: PodView): boolean {
-  return v.inRange && v.ordinal >= o.neoset.spec.updateStrategy.partition && v.revision !== o.update.name;
+  return v.inRange && v.ordinal >= o.partition && v.revision !== o.update.name;
 }
 
 /** The rollout can move this pod now or later (its strategy allows it). */
