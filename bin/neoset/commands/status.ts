@@ -20,7 +20,7 @@ export async function status({ client, namespace }: Cluster, name: string, opts:
   for (;;) {
     try {
       const neoset = await readNeoSet(client, namespace, name);
-      const s = rolloutStatus(neoset);
+      const s = rolloutStatus(neoset, io.now());
       if (s.state === 'failed') {
         io.err.write(`error: ${ref(name)} ${s.message}\n`);
         return EXIT_ROLLOUT_FAILED;
