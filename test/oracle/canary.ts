@@ -47,6 +47,8 @@ export function partitionAtStep(steps: Step[], index: number, replicas: number):
 
 export interface CanaryFacts {
   steps: Step[];
+  /** The revision status.canary speaks of; null when it speaks of no stored update revision (defaults taken). */
+  revision: string | null;
   /** status.canary for the state's update revision; null when it names another (a new template: step 0). */
   index: number;
   startedAt: number | null;
@@ -59,15 +61,15 @@ export function canaryFacts(neoset: NeoSet, update: string | undefined, rolling:
   const steps = neoset.spec.updateStrategy.canary?.steps ?? [];
   if (steps.length === 0) return null;
   const c = neoset.status?.canary;
-  if (!c || c.revision !== update) return { steps, index: rolling ? 0 : steps.length, startedAt: null, aborted: false, request: false };
-  return { steps, index: c.stepIndex, startedAt: seconds(c.stepStartedAt), aborted: c.abort !== undefined, request: c.request !== undefined };
+  if (!c || c.revision !== update) return { steps, revision: null, index: rolling ? 0 : steps.length, startedAt: null, aborted: false, request: false };
+  return { steps, revision: c.revision, index: c.stepIndex, startedAt: seconds(c.stepStartedAt), aborted: c.abort !== undefined, request: c.request !== undefined };
 }
 
 export function canaryInvariants(prev: View, now: View, report: Report): void {
   const a = prev.canary;
   const b = now.canary;
   if (!a || !b) return;
-  const same = prev.neoset.status?.canary?.revision !== undefined && prev.neoset.status?.canary?.revision === now.neoset.status?.canary?.revision;
+  const same = a.revision !== null && a.revision === b.revision;
   if (same && b.index > a.index && !b.request && !a.aborted && !b.aborted) {
     for (let i = a.index; i < b.index; i++) {
       const why = incomplete(prev, now, a, i);
