@@ -22,7 +22,7 @@ const RULES = join(REPO_ROOT, 'knative', 'prometheus-rules.yaml');
 const RULE_TESTS = join(REPO_ROOT, 'test', 'fixtures', 'prometheus-rules.test.yaml');
 const NAMESPACE = 'prom-rollout';
 /** Series only a NeoSet with canary steps (and a Prometheus analysis) has: checked by the canary e2e test. */
-export const CANARY_METRICS = /\bneoset_(canary_step|analysis_total)\b/;
+const CANARY_METRICS = /\bneoset_(canary_step|analysis_total)\b/;
 
 /** Every target expression of the dashboard, with its panel's title. */
 function dashboardExpressions(): { panel: string; expr: string }[] {
