@@ -129,10 +129,13 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
     measurement: snapshot.analysis,
   });
   const update = canary.aborted ? revisions.current : revisions.update;
+  const stepsDone = canary.status === undefined || canary.status.stepIndex >= (neoset.spec.updateStrategy.canary?.steps.length ?? 0);
   // currentRevision moves only to a stored revision: the status may be written before this
   // decision's createRevision (a claim, §2.0), and must never name a revision that is not there.
+  // With canary steps, only once the last one has passed (its analysis too, §4.11).
   const advanced =
     revisions.current.name !== update.name &&
+    stepsDone &&
     update.stored !== null &&
     rolloutDone(neoset.spec.replicas, byOrdinal, update.name, minReadySeconds, nowMs);
   return {

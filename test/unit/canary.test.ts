@@ -156,4 +156,19 @@ describe('canary Prometheus analysis (§4.11)', () => {
   });
 });
 
+describe('the last step is judged too (§4.11)', () => {
+  it('currentRevision does not advance before the last step has passed its analysis; a failure there sends every pod back', async () => {
+    const prometheus = { address: 'http://prometheus:9090', query: 'error_rate', successCondition: 'result < 0.05' };
+    const w = await settled({ image: 'app:v1', updateStrategy: { canary: { steps: [{ partition: 0 }], analysis: { prometheus } } } });
+    const stable = w.neoset.status!.currentRevision;
+    w.setImage('app:v2');
+    await until(w, (x) => imagesOfPods(x).every((i) => i === 'app:v2') && x.neoset.status!.currentUpdatePods!.length === 0 && plan(x).analysis !== undefined, 60);
+    expect(w.neoset.status!.currentRevision).toBe(stable);
+    expect(plan(w).status?.currentRevision ?? w.neoset.status!.currentRevision).toBe(stable);
+    await until(w, (x) => x.neoset.status!.phase === 'Failed', 5, { value: 0.5 });
+    await until(w, (x) => imagesOfPods(x).every((i) => i === 'app:v1'));
+    expect(w.neoset.status!.currentRevision).toBe(stable);
+  });
+});
+
 export type { WorldObservation };
