@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CanaryStatus } from '../../shared/api/neoset.ts';
 import { canaryCommand, type CanaryCommand } from '../../shared/core/canary/commands.ts';
+import { neosetEventCanSkip } from '../../shared/core/event-relevance.ts';
 import type { AnalysisMeasurement } from '../../shared/core/snapshot.ts';
 import { readSnapshot } from '../../shared/k8s/snapshot-reader.ts';
 import { checkInvariants } from '../oracle/index.ts';
@@ -153,6 +154,22 @@ describe('canary Prometheus analysis (§4.11)', () => {
     await until(w, (x) => x.neoset.status!.phase === 'Failed', 5, { value: 0.2 });
     expect(canary(w).abort!.message).toContain('error_rate = 0.2');
     await until(w, (x) => imagesOfPods(x).every((i) => i === 'app:v1'));
+  });
+});
+
+describe('the plugin\'s writes reach the reconcile function (§4.11, §2.0)', () => {
+  it('a status.canary write by promote/abort/retry keeps the generation, and its event is not skipped; the next decision drops the mark', async () => {
+    const w = await settled({ image: 'app:v1', updateStrategy: { canary: { steps: STEPS } } });
+    w.setImage('app:v2');
+    await until(w, (x) => canary(x).stepIndex === 3);
+    expect(neosetEventCanSkip(w.neoset)).toBe('generation already decided');
+    const generation = w.neoset.metadata.generation;
+    command(w, 'promote');
+    expect(w.neoset.metadata.generation).toBe(generation);
+    expect(neosetEventCanSkip(w.neoset)).toBeNull();
+    await tick(w);
+    expect(canary(w).request).toBeUndefined();
+    expect(neosetEventCanSkip(w.neoset)).toBe('generation already decided');
   });
 });
 
