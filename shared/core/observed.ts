@@ -126,6 +126,7 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
     currentRevision: revisions.current.name,
     minReadySeconds,
     pods: views,
+    byOrdinal,
     measurement: snapshot.analysis,
   });
   const update = canary.aborted ? revisions.current : revisions.update;

@@ -47,6 +47,7 @@ export interface CanaryFacts {
   currentRevision: string;
   minReadySeconds: number;
   pods: PodView[];
+  byOrdinal: Map<number, PodView>;
   measurement: AnalysisMeasurement | undefined;
 }
 
@@ -141,7 +142,7 @@ export function canaryProgress(f: CanaryFacts): CanaryProgress {
 /** A partition step is complete when every pod in range with ordinal >= partition runs the update revision, with no update in flight, and is available. */
 function partitionComplete(f: CanaryFacts, partition: number): boolean {
   for (let i = partition; i < f.neoset.spec.replicas; i++) {
-    const v = f.pods.find((p) => p.ordinal === i);
+    const v = f.byOrdinal.get(i);
     if (!v || v.terminating || v.revision !== f.updateRevision || v.state !== null || !isAvailable(v.pod, f.minReadySeconds, f.nowMs)) return false;
   }
   return true;
