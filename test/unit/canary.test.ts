@@ -116,6 +116,20 @@ describe('canary abort (§4.11)', () => {
     expect(imagesOfPods(w)[4]).toBe('app:v2-crash');
   });
 
+  it('an updated pod not Ready for longer than the timed pause it is in aborts (with analysis set)', async () => {
+    const steps = [{ partition: 4 }, { pause: { duration: '30s' } }, { partition: 0 }];
+    const w = await settled({ image: 'app:v1', updateStrategy: { canary: { steps, analysis: { maxRestarts: 100 } } } });
+    w.setImage('app:v2');
+    await until(w, (x) => canary(x).stepIndex === 1);
+    w.kubeletUnready('web-4');
+    w.advance(20);
+    const early = plan(w);
+    expect(early.status?.canary?.abort).toBeUndefined();
+    expect(early.requeueAfter).toBeLessThanOrEqual(11);
+    w.advance(11);
+    expect(plan(w).status?.canary?.abort).toMatchObject({ reason: 'AnalysisFailed', message: "pod web-4: not Ready for 31s, longer than the step's pause (30s)" });
+  });
+
   it('abort by hand: reason Aborted, pods return, nothing starts toward the update revision', async () => {
     const w = await settled({ image: 'app:v1', updateStrategy: { canary: { steps: STEPS } } });
     w.setImage('app:v2');

@@ -11,6 +11,7 @@
 // with the Paused condition naming why, and never passes.
 import type { CanaryStatus, NeoSet, PrometheusAnalysis } from '../../api/neoset.ts';
 import { isAvailable } from '../pods/availability.ts';
+import { isReady, podCondition } from '../pods/conditions.ts';
 import type { Action } from '../plan.ts';
 import type { AnalysisMeasurement } from '../snapshot.ts';
 import { rfc3339, toMs } from '../time.ts';
@@ -78,6 +79,7 @@ export function canaryProgress(f: CanaryFacts): CanaryProgress {
   }
   result.status = c;
   if (!c.abort && c.stepIndex < steps.length) abortOnRestarts(f, c, result, now);
+  if (!c.abort && c.stepIndex < steps.length) abortOnNotReady(f, c, pauseMs(steps[c.stepIndex]), result, now);
   if (c.abort) {
     result.status = c;
     result.partition = 0;
@@ -98,7 +100,7 @@ export function canaryProgress(f: CanaryFacts): CanaryProgress {
     if (step.pause) {
       const end = toMs(c.stepStartedAt) + (pauseMs(step) ?? 0);
       if (f.nowMs < end) {
-        result.wakeAt = end;
+        result.wakeAt = Math.min(result.wakeAt ?? Infinity, end);
         break;
       }
     } else if (!partitionComplete(f, partitionAt(steps, c.stepIndex, spec.replicas))) {
@@ -158,6 +160,28 @@ function abortOnRestarts(f: CanaryFacts, c: CanaryStatus, result: CanaryProgress
     if (restarts <= max) continue;
     const message = `pod ${v.name}: ${restarts} container restarts > maxRestarts ${max}`;
     c.analysis = { step: c.stepIndex, result: 'Failed', value: String(restarts), message, at: now };
+    c.abort = { reason: 'AnalysisFailed', message, at: now };
+    result.events.push(abortEvent(c));
+    return;
+  }
+}
+
+/**
+ * §4.11 "(or not Ready for longer than the step's pause)": during a timed pause, an updated pod that has
+ * not been Ready for longer than the pause lasts aborts at once (with analysis configured).
+ */
+function abortOnNotReady(f: CanaryFacts, c: CanaryStatus, pause: number | null, result: CanaryProgress, now: string): void {
+  if (pause === null || !f.neoset.spec.updateStrategy.canary?.analysis) return;
+  for (const v of f.pods) {
+    if (!v.inRange || v.terminating || v.revision !== f.updateRevision || isReady(v.pod)) continue;
+    const since = toMs(podCondition(v.pod, 'Ready')?.lastTransitionTime);
+    if (f.nowMs - since <= pause) {
+      result.wakeAt = Math.min(result.wakeAt ?? Infinity, since + pause + 1);
+      continue;
+    }
+    const seconds = Math.floor((f.nowMs - since) / 1000);
+    const message = `pod ${v.name}: not Ready for ${seconds}s, longer than the step's pause (${f.neoset.spec.updateStrategy.canary.steps[c.stepIndex].pause!.duration})`;
+    c.analysis = { step: c.stepIndex, result: 'Failed', value: `${seconds}s`, message, at: now };
     c.abort = { reason: 'AnalysisFailed', message, at: now };
     result.events.push(abortEvent(c));
     return;
