@@ -56,9 +56,9 @@ Available commands:
   dashboard: {
     about: `Serve a local web page that shows the NeoSets of the namespace (or all namespaces) live:
 phase, replicas, images, each one's pods by ordinal coloured by revision, the partition line,
-conditions, revision history and recent Events; with buttons for promote, promote --full, pause,
-resume and undo that make the same conditional writes, with the same messages, as the rollout
-commands. Prints the URL and serves until Ctrl-C.
+conditions, canary step, revision history and recent Events; with buttons for promote, promote
+--full, pause, resume, abort, retry and undo that make the same conditional writes, with the same
+messages, as the rollout commands. Prints the URL and serves until Ctrl-C.
 
 It listens on 127.0.0.1 unless told otherwise, every write button asks for confirmation, and it
 refuses any request whose Host or Origin is not its own (no writes from another site's page).`,
