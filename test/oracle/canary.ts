@@ -3,16 +3,18 @@
 //   The partition a state's decision works with is the steps': the last `partition` step at or before
 //   status.canary.stepIndex (its percentage of replicas rounded up), every pod held back before the
 //   first, 0 once the steps are done. view.ts puts it in View.partition, so Partition (starts,
-//   claims, landings) checks the steps' partition.
+//   claims, landings) checks the steps' partition. An aborted canary's partition is 0: every pod goes
+//   back to currentRevision, whatever its ordinal (Abort below checks the direction).
 //   CanaryStep   status.canary.stepIndex moves forward, for the same revision, only past steps that
 //                were complete in one of the two states: a partition step with every pod >= its
 //                partition on the update revision, Ready, with no update in flight; a timed pause
 //                whose duration (from stepStartedAt) had run out by the later observation; never a
 //                pause without duration — those only by a promote (status.canary.request).
-//   Abort        while a state's canary is aborted, the update revision it rolls back from is no
-//                target: no pod newly starts toward it, unless the other state was not aborted.
+//   Abort        while both states' canary is aborted, the update revision it rolls back from is no
+//                target: no pod newly starts toward it — work claimed before (update-claims.ts) aside.
 import type { NeoSet } from '../../shared/api/neoset.ts';
 import type { Report } from './types.ts';
+import { claimed } from './update-claims.ts';
 import type { View } from './view.ts';
 import { seconds } from './wire.ts';
 
@@ -81,8 +83,12 @@ export function canaryInvariants(prev: View, now: View, report: Report): void {
   }
   const update = now.revisions.update;
   if (a.aborted && b.aborted && update) {
+    // Work claimed before the abort was written may still land (§2.0, as under a pause: update-claims.ts);
+    // the next decision sends it back.
+    const inFlight = claimed(prev);
     for (const p of now.pods) {
       const before = prev.byUid.get(p.uid);
+      if (inFlight.has(p.name)) continue;
       if (p.state && p.state.revision === update && before?.state?.revision !== update) report('Abort', `update started toward ${update}, whose canary is aborted`, p.name);
     }
   }

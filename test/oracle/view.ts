@@ -70,8 +70,9 @@ export function readObservation(obs: Observation): View | string {
     neoset,
     name: neoset.metadata.name,
     replicas: spec.replicas,
-    // §4.11: with steps, the partition is theirs (canary.ts).
-    partition: canary ? partitionAtStep(canary.steps, canary.index, spec.replicas) : spec.updateStrategy.partition,
+    // §4.11: with steps, the partition is theirs (canary.ts); an aborted canary holds nothing back —
+    // every pod returns to currentRevision — and canary.ts's Abort checks that none moves forward.
+    partition: canary ? (canary.aborted ? 0 : partitionAtStep(canary.steps, canary.index, spec.replicas)) : spec.updateStrategy.partition,
     pause: spec.updateStrategy.pause,
     strategy: spec.updateStrategy.type,
     maxUnavailable: resolveMaxUnavailable(spec.updateStrategy.maxUnavailable, spec.replicas),

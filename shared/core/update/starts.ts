@@ -52,7 +52,8 @@ export function blockedPods(o: Observed): { view: PodView; differences: string[]
  * inside minReadySeconds (it serves traffic).
  */
 export function isRescue(o: Observed, v: PodView): boolean {
-  return !isReady(v.pod) && v.revision !== o.current.name && v.revision !== o.update.name;
+  // An aborted canary's pods (§4.11) go back within the budget: their revision is spec.template's, still wanted.
+  return !isReady(v.pod) && v.revision !== o.current.name && v.revision !== o.update.name && v.revision !== o.revisions.update.name;
 }
 
 export interface Starts {
