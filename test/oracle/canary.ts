@@ -63,7 +63,10 @@ export function canaryFacts(neoset: NeoSet, update: string | undefined, rolling:
   const steps = neoset.spec.updateStrategy.canary?.steps ?? [];
   if (steps.length === 0) return null;
   const c = neoset.status?.canary;
-  if (!c || c.revision !== update) return { steps, revision: null, index: rolling ? 0 : steps.length, startedAt: null, aborted: false, request: false };
+  // A template whose revision is not stored yet (its createRevision still to land) has no name here:
+  // the status names it, as revisions.ts reads it from status without stored revisions.
+  const named = update ?? neoset.status?.updateRevision;
+  if (!c || c.revision !== named) return { steps, revision: null, index: rolling ? 0 : steps.length, startedAt: null, aborted: false, request: false };
   return { steps, revision: c.revision, index: c.stepIndex, startedAt: seconds(c.stepStartedAt), aborted: c.abort !== undefined, request: c.request !== undefined };
 }
 
