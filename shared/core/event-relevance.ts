@@ -11,7 +11,8 @@
 //   * the gate just opened (True) on ready containers while the pod's Ready is not True yet: the
 //     kubelet's Ready follows, and that event is the one that frees a slot.
 // Never for a pod being deleted or finished (§4.3 recreates it), one not controlled by a NeoSet (§4.1
-// adopts it), or one with no update in flight otherwise.
+// adopts it), one whose containers restarted since a canary's image patch (§4.11 maxRestarts), or one
+// with no update in flight otherwise.
 //
 // A NeoSet update event can wait when its spec has been decided on (status.observedGeneration ==
 // metadata.generation): it is the echo of a decision's own status write (a claim), or another
@@ -20,7 +21,8 @@
 // tick's. An add event, a new generation, or a NeoSet never decided on is reconciled — and so is a
 // `kubectl neoset rollout promote|abort|retry` (§4.11): it writes status.canary, not the spec, so the
 // generation stays; it marks its write with status.canary.request, which the next decision drops.
-import { KIND } from '../api/names.ts';
+import { ANNOTATION_RESTART_BASE, KIND } from '../api/names.ts';
+import { restartsSinceUpdate } from './canary/restarts.ts';
 import type { NeoSet } from '../api/neoset.ts';
 import type { Pod } from './objects.ts';
 import { hasFinished, inPlaceGate, isReady, isTerminating, podCondition } from './pods/conditions.ts';
@@ -37,6 +39,9 @@ export function neosetEventCanSkip(neoset: Pick<NeoSet, 'metadata' | 'status'>):
 export function podEventCanSkip(pod: Pod): string | null {
   if (isTerminating(pod) || hasFinished(pod)) return null;
   if (!pod.metadata.ownerReferences?.some((r) => r.controller && r.kind === KIND)) return null;
+  // §4.11: a canary pod's own restarts (past the base its image patch recorded) are news for the
+  // maxRestarts analysis, which aborts at once rather than at the next resync tick.
+  if (pod.metadata.annotations?.[ANNOTATION_RESTART_BASE] !== undefined && restartsSinceUpdate(pod) > 0) return null;
   if (podInPlaceState(pod) !== null) return 'in-place update in flight';
   if (inPlaceGate(pod)?.status === 'True' && podCondition(pod, 'ContainersReady')?.status === 'True' && !isReady(pod)) return 'gate open, Ready pending';
   return null;

@@ -4,12 +4,13 @@
 import { describe, expect, it } from 'vitest';
 import type { CanaryStatus } from '../../shared/api/neoset.ts';
 import { canaryCommand, type CanaryCommand } from '../../shared/core/canary/commands.ts';
-import { neosetEventCanSkip } from '../../shared/core/event-relevance.ts';
+import { neosetEventCanSkip, podEventCanSkip } from '../../shared/core/event-relevance.ts';
 import type { AnalysisMeasurement } from '../../shared/core/snapshot.ts';
 import { readSnapshot } from '../../shared/k8s/snapshot-reader.ts';
 import { checkInvariants } from '../oracle/index.ts';
 import { imagesOfPods, plan, settled, uids } from './helpers.ts';
-import { NAMESPACE, type World, type WorldObservation } from './world.ts';
+import { NAMESPACE, stateOf, type World, type WorldObservation } from './world.ts';
+import type { Pod } from '../../shared/core/objects.ts';
 
 const STEPS = [{ partition: 4 }, { pause: { duration: '5s' } }, { partition: '50%' }, { pause: {} }, { partition: 0 }];
 
@@ -99,7 +100,14 @@ describe('canary abort (§4.11)', () => {
     const before = uids(w);
     w.setImage('app:v2-crash');
     const template = structuredClone(w.neoset.spec.template);
-    await until(w, (x) => x.neoset.status!.phase === 'Failed');
+    const crashing: Pod[] = [];
+    await until(w, (x) => {
+      const p = x.pod(4)!;
+      if (stateOf(p)?.revision === x.neoset.status!.updateRevision && p.spec.containers[0].image === 'app:v2-crash' && (p.status?.containerStatuses?.[0]?.restartCount ?? 0) > 1) {
+        crashing.push(structuredClone(p));
+      }
+      return x.neoset.status!.phase === 'Failed';
+    });
     const progressing = w.neoset.status!.conditions!.find((c) => c.type === 'Progressing')!;
     expect(progressing).toMatchObject({ status: 'False', reason: 'AnalysisFailed' });
     expect(progressing.message).toMatch(/pod web-4: 3 container restarts > maxRestarts 2/);
@@ -107,6 +115,9 @@ describe('canary abort (§4.11)', () => {
     await until(w, (x) => imagesOfPods(x).every((i) => i === 'app:v1') && x.neoset.status!.currentUpdatePods!.length === 0);
     expect(uids(w)).toEqual(before);
     expect(w.neoset.spec.template).toEqual(template);
+    // While it crashlooped mid-update, its restarts were news for reconcile (not left to the resync tick).
+    expect(crashing.length).toBeGreaterThan(0);
+    expect(crashing.every((p) => podEventCanSkip(p) === null)).toBe(true);
     expect(w.neoset.status).toMatchObject({ phase: 'Failed', currentImage: 'app:v1', targetImage: 'app:v2-crash' });
     expect(w.eventReasons()).toContain('AnalysisFailed');
     command(w, 'retry');
