@@ -3,7 +3,7 @@
 // no dependency to install, and enough for kubectl-style `--flag=value` / `-n value` flags.
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
-import { parseDuration } from './duration.ts';
+import { parseDuration } from '../../shared/core/duration.ts';
 import { CliError, usageError } from './errors.ts';
 
 export interface ClusterFlags {
@@ -20,6 +20,8 @@ export type Command =
   | { name: 'pause'; neoset: string }
   | { name: 'resume'; neoset: string }
   | { name: 'promote'; neoset: string; full: boolean }
+  | { name: 'abort'; neoset: string }
+  | { name: 'retry'; neoset: string }
   | { name: 'dashboard'; port: number; address: string; allNamespaces: boolean; readOnly: boolean };
 
 export type Invocation = { kind: 'help'; topic: string } | { kind: 'run'; topic: string; cluster: ClusterFlags; command: Command };
@@ -51,6 +53,8 @@ export const COMMANDS: Record<string, { name: Command['name']; nameRequired: boo
   'rollout pause': { name: 'pause', nameRequired: true, flags: [] },
   'rollout resume': { name: 'resume', nameRequired: true, flags: [] },
   'rollout promote': { name: 'promote', nameRequired: true, flags: ['full'] },
+  'rollout abort': { name: 'abort', nameRequired: true, flags: [] },
+  'rollout retry': { name: 'retry', nameRequired: true, flags: [] },
   dashboard: { name: 'dashboard', nameRequired: false, noName: true, flags: ['port', 'address', 'all-namespaces', 'read-only'] },
 };
 const GROUPS = ['', 'rollout'];

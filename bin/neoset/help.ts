@@ -23,7 +23,7 @@ const HELP: Record<string, Help> = {
 Available commands:
   dashboard  Serve a local web page that shows NeoSets and their rollouts live, with rollout buttons
   get        List NeoSets with their rollout progress and the pods being updated now
-  rollout    Manage the rollout of a NeoSet (status, history, undo, pause, resume, promote)`,
+  rollout    Manage the rollout of a NeoSet (status, history, undo, pause, resume, promote, abort, retry)`,
     examples: `  kubectl neoset get
   kubectl neoset rollout status mysql`,
     usage: 'kubectl neoset [command] [options]',
@@ -32,9 +32,11 @@ Available commands:
     about: `Manage the rollout of a NeoSet.
 
 Available commands:
+  abort      Abort a canary with steps: pods return in place to the current revision
   history    View the revision history
   pause      Stop starting new pod updates (updates in flight finish)
-  promote    Take the next canary step: lower the partition by one batch and resume
+  promote    Take the next canary step: lower the partition by one batch and resume (with steps: the next step)
+  retry      Start the canary steps of an aborted rollout again
   resume     Resume a paused rollout
   status     Show the status of the rollout, waiting until it is done
   undo       Roll back to a previous revision`,
@@ -54,9 +56,9 @@ Available commands:
   dashboard: {
     about: `Serve a local web page that shows the NeoSets of the namespace (or all namespaces) live:
 phase, replicas, images, each one's pods by ordinal coloured by revision, the partition line,
-conditions, revision history and recent Events; with buttons for promote, promote --full, pause,
-resume and undo that make the same conditional writes, with the same messages, as the rollout
-commands. Prints the URL and serves until Ctrl-C.
+conditions, canary step, revision history and recent Events; with buttons for promote, promote
+--full, pause, resume, abort, retry and undo that make the same conditional writes, with the same
+messages, as the rollout commands. Prints the URL and serves until Ctrl-C.
 
 It listens on 127.0.0.1 unless told otherwise, every write button asks for confirmation, and it
 refuses any request whose Host or Origin is not its own (no writes from another site's page).`,
@@ -127,14 +129,28 @@ flight finish.`,
   'rollout promote': {
     about: `Take the next canary step: lower spec.updateStrategy.partition by one batch (maxUnavailable
 pods, a percentage resolved against replicas) and clear pause. With --full, go to partition 0: the
-whole NeoSet is updated.`,
+whole NeoSet is updated. A NeoSet with canary steps (spec.updateStrategy.canary.steps) moves to the
+next step instead (--full: past the last), written to status.canary; spec is not touched.`,
     examples: `  # partition 4 -> 2 with maxUnavailable 2, and resume
   kubectl neoset rollout promote mysql
 
   # Finish the rollout
   kubectl neoset rollout promote mysql --full`,
-    options: `  --full=false: Set the partition to 0 instead of lowering it by one batch.`,
+    options: `  --full=false: Set the partition to 0 instead of lowering it by one batch (with steps: skip to the end).`,
     usage: 'kubectl neoset rollout promote NAME [options]',
+  },
+  'rollout abort': {
+    about: `Abort a canary that has steps (spec.updateStrategy.canary.steps): every pod returns in place
+to the current revision; spec stays as written. The phase becomes Failed with reason Aborted until
+\`rollout retry\` or a new template. Written to status.canary (the status subresource).`,
+    examples: `  kubectl neoset rollout abort mysql`,
+    usage: 'kubectl neoset rollout abort NAME [options]',
+  },
+  'rollout retry': {
+    about: `Start the canary steps of an aborted rollout (by hand, or by a failed analysis) again at
+step 1, on the same template.`,
+    examples: `  kubectl neoset rollout retry mysql`,
+    usage: 'kubectl neoset rollout retry NAME [options]',
   },
 };
 

@@ -3,13 +3,14 @@
 // rollout can fail (phase Failed), a pod is in flight while it is in currentUpdatePods, and without a
 // partition the rollout is complete when currentRevision has caught up with updateRevision (SPEC §4.2).
 import type { NeoSet } from '../../shared/api/neoset.ts';
+import { formatDuration, parseDuration } from '../../shared/core/duration.ts';
 
 export interface RolloutStatus {
   state: 'waiting' | 'done' | 'failed';
   message: string;
 }
 
-export function rolloutStatus(neoset: NeoSet): RolloutStatus {
+export function rolloutStatus(neoset: NeoSet, now: number = Date.now()): RolloutStatus {
   const { spec, status = {} } = neoset;
   const observed = status.observedGeneration ?? 0;
   if (status.phase === 'Failed' && observed === neoset.metadata.generation) {
@@ -20,6 +21,8 @@ export function rolloutStatus(neoset: NeoSet): RolloutStatus {
   if (observed === 0 || (neoset.metadata.generation ?? 0) > observed) {
     return waiting('Waiting for neoset spec update to be observed...');
   }
+  const step = canaryStep(neoset, now);
+  if (step !== null) return waiting(step);
   const replicas = spec.replicas;
   const ready = status.readyReplicas ?? 0;
   if (ready < replicas) return waiting(`Waiting for ${replicas - ready} pods to be ready...`);
@@ -41,3 +44,26 @@ export function rolloutStatus(neoset: NeoSet): RolloutStatus {
 }
 
 const waiting = (message: string): RolloutStatus => ({ state: 'waiting', message });
+
+/**
+ * §4.11: where the canary steps are, while some remain — `step 2/5: paused for 7m12s more` — and the
+ * last analysis result; null without steps or once they are done.
+ */
+export function canaryStep(neoset: NeoSet, now: number): string | null {
+  const steps = neoset.spec.updateStrategy.canary?.steps ?? [];
+  const c = neoset.status?.canary;
+  if (steps.length === 0 || !c || c.revision !== neoset.status?.updateRevision || c.stepIndex >= steps.length) return null;
+  const step = steps[c.stepIndex];
+  const of = `step ${c.stepIndex + 1}/${steps.length}`;
+  let what: string;
+  if (step.pause?.duration !== undefined) {
+    const left = Math.max(0, Date.parse(c.stepStartedAt) + (parseDuration(step.pause.duration) ?? 0) - now);
+    what = `${of}: paused for ${formatDuration(Math.ceil(left / 1000) * 1000)} more`;
+  } else if (step.pause) {
+    what = `${of}: paused until kubectl neoset rollout promote`;
+  } else {
+    what = `${of}: partition ${step.partition}, ${neoset.status?.updatedReplicas ?? 0} of ${neoset.spec.replicas} pods updated`;
+  }
+  const a = c.analysis;
+  return a ? `${what}; last analysis (step ${a.step + 1}): ${a.result}, ${a.message}` : what;
+}

@@ -7,6 +7,7 @@ import { get } from './commands/get.ts';
 import { history } from './commands/history.ts';
 import type { Io } from './commands/io.ts';
 import { setPause } from './commands/pause.ts';
+import { canary } from './commands/canary.ts';
 import { promote } from './commands/promote.ts';
 import { status } from './commands/status.ts';
 import { undo } from './commands/undo.ts';
@@ -35,6 +36,9 @@ async function dispatch(flags: ClusterFlags, c: Command, io: Io): Promise<number
       return said(setPause(cluster, c.neoset, false), io);
     case 'promote':
       return said(promote(cluster, c.neoset, c.full), io);
+    case 'abort':
+    case 'retry':
+      return said(canary(cluster, c.neoset, c.name), io);
     case 'dashboard': {
       // Loaded only here: the other commands need none of hono or the page.
       const { dashboard } = await import('./dashboard/command.ts');

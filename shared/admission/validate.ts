@@ -1,6 +1,7 @@
 // /validate's rules (SPEC §5) over a NeoSet that already parsed with the zod schema (defaults
 // applied). Each rule returns issues naming the field path and the limit; nothing throws.
 import type { NeoSet } from '../api/neoset.ts';
+import { canaryIssues } from './canary.ts';
 import { capIssues } from './resources.ts';
 import { inPlaceChangeBlockers } from '../core/revisions/template-diff.ts';
 import { issue, sameIssue, type Issue } from './issue.ts';
@@ -81,6 +82,7 @@ export function neosetIssues(neoset: NeoSet, limits: AdmissionLimits): Issue[] {
     ...selectorIssues(neoset),
     ...maxUnavailableIssues(spec.updateStrategy.maxUnavailable),
     ...readinessIssues(neoset),
+    ...canaryIssues(neoset),
     ...capIssues(neoset, limits),
   ];
 }

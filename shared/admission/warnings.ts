@@ -4,6 +4,7 @@ import type { NeoSet } from '../api/neoset.ts';
 import { inPlaceChangeBlockers } from '../core/revisions/template-diff.ts';
 import { sameJson } from '../core/json.ts';
 import type { AdmissionLimits } from './limits.ts';
+import { canaryWarnings } from './canary.ts';
 import { uncappedWarnings } from './resources.ts';
 import { joinPath } from '../core/field-path.ts';
 
@@ -56,6 +57,7 @@ export function neosetWarnings(neoset: NeoSet, old: NeoSet | null, limits: Admis
       warnings.push(`pods will be recreated, not updated in place: ${shown}${blockers.length > 3 ? ', …' : ''} changed`);
     }
   }
+  warnings.push(...canaryWarnings(neoset));
   warnings.push(...uncappedWarnings(neoset, limits));
   return warnings;
 }

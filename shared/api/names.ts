@@ -40,3 +40,10 @@ export const CONDITION_INPLACE_READY = 'InPlaceUpdateReady';
 
 /** kubectl's change-cause annotation: copied from the NeoSet onto each new revision, for `rollout history`. */
 export const ANNOTATION_CHANGE_CAUSE = 'kubernetes.io/change-cause';
+
+/**
+ * Container restartCount at which a pod's update left it, per container (JSON), written with the image
+ * patch: restarts past it are the canary's own (SPEC §4.11 maxRestarts). The patch's own restart of a
+ * changed container is counted in. Kept after the update (the state annotation is not).
+ */
+export const ANNOTATION_RESTART_BASE = 'neoset.neo.io/restart-base';

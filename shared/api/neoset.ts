@@ -126,6 +126,53 @@ export const InPlaceUpdateStrategy = z
   .prefault({})
   .describe('How one pod is updated in place.');
 
+// §4.11 automated canary: Argo Rollouts' step language over NeoSet's partition.
+export const CanaryStep = z
+  .object({
+    partition: intOrString(
+      'Hold pods with ordinal < partition on the current revision: an integer, or a percentage of replicas ("50%", rounded up). The step is complete when every pod >= partition runs the update revision and is available.',
+    ).optional(),
+    pause: z
+      .object({
+        duration: z
+          .string()
+          .optional()
+          .describe('A Go duration ("30s", "10m", "1h30m"): the pause ends by itself this long after the step before it completed. Absent: wait for `kubectl neoset rollout promote`.'),
+      })
+      .optional()
+      .describe('Wait before the next step.'),
+  })
+  .describe('One canary step: exactly one of partition or pause.');
+
+export const PrometheusAnalysis = z
+  .object({
+    address: z.string().min(1).describe('Base URL of the Prometheus HTTP API, e.g. http://prometheus.monitoring:9090.'),
+    query: z.string().min(1).describe('A PromQL instant query; its result must be one number (a scalar or a one-sample vector).'),
+    successCondition: z
+      .string()
+      .min(1)
+      .describe('`result <op> <number>` with op one of < <= > >= == !=, e.g. "result < 0.05". The step passes only when it holds.'),
+  })
+  .describe('A Prometheus query that must hold at the end of each step.');
+
+export const CanaryAnalysis = z
+  .object({
+    maxRestarts: z
+      .int()
+      .min(0)
+      .optional()
+      .describe('An updated pod with more container restarts than this (the update\'s own restart excluded) aborts the rollout at once.'),
+    prometheus: PrometheusAnalysis.optional(),
+  })
+  .describe('How the canary is judged; a failed analysis aborts the rollout (pods return in place to currentRevision).');
+
+export const Canary = z
+  .object({
+    steps: z.array(CanaryStep).describe('The steps, in order; each new update revision starts at step 0. partition is driven by them.'),
+    analysis: CanaryAnalysis.optional(),
+  })
+  .describe('Automated canary (SPEC 4.11): steps, timed pauses, analysis and abort.');
+
 export const UpdateStrategyType = z.enum(['InPlaceIfPossible', 'InPlaceOnly', 'ReCreate', 'OnDelete']);
 
 export const UpdateStrategy = z
@@ -143,6 +190,7 @@ export const UpdateStrategy = z
     ).default(1),
     pause: z.boolean().default(false).describe('true: start no new pod updates (updates in flight finish).'),
     inPlaceUpdateStrategy: InPlaceUpdateStrategy,
+    canary: Canary.optional(),
   })
   .prefault({})
   .describe('How pods move to a new revision.');
@@ -264,6 +312,36 @@ export const NeoSetStatus = z
       .describe(
         'Updates a decision claimed before acting (SPEC 2.0): each counts as unavailable until the pod moves past the claimed resourceVersion.',
       ),
+    canary: z
+      .object({
+        revision: z.string().describe('The update revision the steps run for; a new one starts again at step 0.'),
+        stepIndex: z.int().min(0).describe('The step running now; equal to the number of steps when all are done.'),
+        stepStartedAt: z.string().describe('When the step started (RFC 3339): a timed pause ends this long after it.'),
+        analysis: z
+          .object({
+            step: z.int().min(0).describe('The step whose end was judged.'),
+            result: z.enum(['Successful', 'Failed', 'Inconclusive']).describe('Successful, Failed or Inconclusive (the query could not be evaluated).'),
+            value: z.string().optional().describe('The measured value.'),
+            message: z.string().describe('What was measured, against what.'),
+            at: z.string().describe('When (RFC 3339).'),
+          })
+          .optional()
+          .describe('The last analysis result.'),
+        abort: z
+          .object({
+            reason: z.enum(['AnalysisFailed', 'Aborted']).describe('AnalysisFailed (automatic) or Aborted (by hand).'),
+            message: z.string().describe('Why, with the measured value.'),
+            at: z.string().describe('When (RFC 3339).'),
+          })
+          .optional()
+          .describe('The rollout of this revision is aborted: pods return in place to currentRevision, spec untouched. `kubectl neoset rollout retry` clears it.'),
+        request: z
+          .string()
+          .optional()
+          .describe('Set by `kubectl neoset rollout promote|abort|retry` with its write, cleared by the next decision: that write is news to the reconcile function.'),
+      })
+      .optional()
+      .describe('Where the automated canary is (SPEC 4.11).'),
     conditions: z
       .array(Condition)
       .optional()
@@ -301,3 +379,7 @@ export type Phase = z.infer<typeof Phase>;
 export type Condition = z.infer<typeof Condition>;
 export type ConditionType = z.infer<typeof ConditionType>;
 export type UpdateStrategyType = z.infer<typeof UpdateStrategyType>;
+export type Canary = z.infer<typeof Canary>;
+export type CanaryStep = z.infer<typeof CanaryStep>;
+export type PrometheusAnalysis = z.infer<typeof PrometheusAnalysis>;
+export type CanaryStatus = NonNullable<NeoSetStatus['canary']>;

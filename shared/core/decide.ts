@@ -100,6 +100,10 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
     events.push({ kind: 'recordEvent', key: `inplaceonly-blocked/${o.update.name}`, event: { type: 'Warning', reason: 'InPlaceOnlyBlocked', message } });
   }
   const starts = startUpdates(o, failure !== null, (v) => !touched.has(v.name));
+  // §4.11: an aborted canary is Failed too, but its pods must move (back to currentRevision).
+  failure = o.canary.failure ?? failure;
+  events.push(...o.canary.events);
+  if (o.canary.wakeAt !== null) wake.at(o.canary.wakeAt);
   const byName = new Map(o.pods.map((v) => [v.name, v]));
   for (const a of starts.actions) {
     if (a.kind !== 'markDraining' && a.kind !== 'setLifecycle') continue;
@@ -129,6 +133,7 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
     claim,
     status: claim || !sameJson(withoutClaims(status), withoutClaims(snapshot.neoset.status ?? {})) ? status : null,
     requeueAfter: wake.requeueAfter(),
+    ...(o.canary.analysisDue ? { analysis: o.canary.analysisDue } : {}),
   };
 }
 
@@ -226,7 +231,7 @@ function releases(o: Observed, touched: Set<string>): Action[] {
  */
 function liveRevisions(o: Observed): Set<string> {
   const written = [o.neoset.status?.currentRevision, o.neoset.status?.updateRevision].filter((r) => r !== undefined);
-  const live = new Set([o.current.name, o.update.name, ...written]);
+  const live = new Set([o.current.name, o.update.name, o.revisions.update.name, ...written]);
   for (const v of o.pods) {
     if (v.revision) live.add(v.revision);
     if (v.state) live.add(v.state.revision);

@@ -12,14 +12,18 @@
 //     kubelet's Ready follows, and that event is the one that frees a slot.
 // Never for a pod whose resize cannot be done (§4.9: refused, or Infeasible — the rollout fails at
 // once), a pod being deleted or finished (§4.3 recreates it), one not controlled by a NeoSet (§4.1
-// adopts it), or one with no update in flight otherwise.
+// adopts it), one whose containers restarted since a canary's image patch (§4.11 maxRestarts), or one
+// with no update in flight otherwise.
 //
 // A NeoSet update event can wait when its spec has been decided on (status.observedGeneration ==
 // metadata.generation): it is the echo of a decision's own status write (a claim), or another
 // decision's, and the pods' changes that follow come as their own events. A decision whose writes
 // stopped short (a 409) looks again by itself (functions/reconcile/app.ts); a crash is the resync
-// tick's. An add event, a new generation, or a NeoSet never decided on is reconciled.
-import { KIND } from '../api/names.ts';
+// tick's. An add event, a new generation, or a NeoSet never decided on is reconciled — and so is a
+// `kubectl neoset rollout promote|abort|retry` (§4.11): it writes status.canary, not the spec, so the
+// generation stays; it marks its write with status.canary.request, which the next decision drops.
+import { ANNOTATION_RESTART_BASE, KIND } from '../api/names.ts';
+import { restartsSinceUpdate } from './canary/restarts.ts';
 import type { NeoSet } from '../api/neoset.ts';
 import type { Pod } from './objects.ts';
 import { hasFinished, inPlaceGate, isReady, isTerminating, podCondition } from './pods/conditions.ts';
@@ -28,6 +32,7 @@ import { podInPlaceState } from './update/state-annotation.ts';
 /** Why reconcile may leave this NeoSet update event alone, or null when it must reconcile. */
 export function neosetEventCanSkip(neoset: Pick<NeoSet, 'metadata' | 'status'>): string | null {
   const generation = neoset.metadata.generation;
+  if (neoset.status?.canary?.request !== undefined) return null;
   return generation !== undefined && neoset.status?.observedGeneration === generation ? 'generation already decided' : null;
 }
 
@@ -38,6 +43,9 @@ export function podEventCanSkip(pod: Pod): string | null {
   const state = podInPlaceState(pod);
   // §4.9: a resize that cannot be done fails the rollout — reconcile's to say, from this very event.
   if (state?.resizeRefused !== undefined || podCondition(pod, 'PodResizePending')?.reason === 'Infeasible') return null;
+  // §4.11: a canary pod's own restarts (past the base its image patch recorded) are news for the
+  // maxRestarts analysis, which aborts at once rather than at the next resync tick.
+  if (pod.metadata.annotations?.[ANNOTATION_RESTART_BASE] !== undefined && restartsSinceUpdate(pod) > 0) return null;
   if (state !== null) return 'in-place update in flight';
   if (inPlaceGate(pod)?.status === 'True' && podCondition(pod, 'ContainersReady')?.status === 'True' && !isReady(pod)) return 'gate open, Ready pending';
   return null;

@@ -13,6 +13,7 @@ import { resolveRevisions, type Revision, type Revisions } from './revisions/rev
 import { selects } from './selector.ts';
 import type { Snapshot } from './snapshot.ts';
 import { templateChange, type TemplateChange } from './revisions/template-diff.ts';
+import { canaryProgress, type CanaryProgress } from './canary/progress.ts';
 
 export interface PodView {
   pod: Pod;
@@ -47,7 +48,15 @@ export interface Observed {
   pods: PodView[];
   byOrdinal: Map<number, PodView>;
   revisions: Revisions;
+  /**
+   * The revision the rollout moves pods to: the revision of spec.template (revisions.update), or the
+   * current revision while the canary is aborted (§4.11: pods return in place, spec untouched).
+   */
   update: Revision;
+  /** The partition this decision works with: spec.updateStrategy.partition, or the canary steps' (§4.11). */
+  partition: number;
+  /** The automated canary's progress (§4.11); status undefined without steps. */
+  canary: CanaryProgress;
   /** The current revision this decision works with: status.currentRevision, advanced when the rollout is done (§4.2). */
   current: Revision;
   /** currentRevision moves to updateRevision in this decision. */
@@ -110,12 +119,26 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
     return known;
   };
   const minReadySeconds = neoset.spec.minReadySeconds;
+  const canary = canaryProgress({
+    neoset,
+    nowMs,
+    updateRevision: revisions.update.name,
+    currentRevision: revisions.current.name,
+    minReadySeconds,
+    pods: views,
+    byOrdinal,
+    measurement: snapshot.analysis,
+  });
+  const update = canary.aborted ? revisions.current : revisions.update;
+  const stepsDone = canary.status === undefined || canary.status.stepIndex >= (neoset.spec.updateStrategy.canary?.steps.length ?? 0);
   // currentRevision moves only to a stored revision: the status may be written before this
   // decision's createRevision (a claim, §2.0), and must never name a revision that is not there.
+  // With canary steps, only once the last one has passed (its analysis too, §4.11).
   const advanced =
-    revisions.current.name !== revisions.update.name &&
-    revisions.update.stored !== null &&
-    rolloutDone(neoset.spec.replicas, byOrdinal, revisions.update.name, minReadySeconds, nowMs);
+    revisions.current.name !== update.name &&
+    stepsDone &&
+    update.stored !== null &&
+    rolloutDone(neoset.spec.replicas, byOrdinal, update.name, minReadySeconds, nowMs);
   return {
     neoset,
     nowMs,
@@ -126,8 +149,10 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
     pods: views,
     byOrdinal,
     revisions,
-    update: revisions.update,
-    current: advanced ? revisions.update : revisions.current,
+    update,
+    partition: canary.partition,
+    canary,
+    current: advanced ? update : revisions.current,
     advanced,
     change,
     claims,

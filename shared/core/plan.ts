@@ -1,6 +1,6 @@
 // The output of decide(): ordered actions (data, not calls — STYLE §2), the new status, and when to
 // look again. One switch in shared/k8s/apply.ts turns each action into conditional API writes.
-import type { NeoSetStatus } from '../api/neoset.ts';
+import type { NeoSetStatus, PrometheusAnalysis } from '../api/neoset.ts';
 import type { ControllerRevision, OwnerReference, PersistentVolumeClaim, Pod } from './objects.ts';
 import type { ResizeTarget } from './pods/resources.ts';
 
@@ -154,4 +154,10 @@ export interface Plan {
   status: NeoSetStatus | null;
   /** Seconds until a time-based wait (minReadySeconds, grace period, timeout) needs another look; null: none. */
   requeueAfter: number | null;
+  /**
+   * §4.11: a step's end is due and must be judged by this Prometheus query first. The plan does not
+   * advance the step; the reconcile function measures and decides again with the measurement in the
+   * snapshot (decide() does no I/O).
+   */
+  analysis?: PrometheusAnalysis;
 }

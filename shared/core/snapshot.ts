@@ -10,4 +10,12 @@ export interface Snapshot {
   revisions: ControllerRevision[];
   /** PVCs created from its volumeClaimTemplates. */
   pvcs: PersistentVolumeClaim[];
+  /**
+   * The canary's Prometheus query, measured by the reconcile function when the decision asked for it
+   * (Plan.analysis, SPEC §4.11): the one thing in a snapshot that is not an object. Absent otherwise.
+   */
+  analysis?: AnalysisMeasurement;
 }
+
+/** A query's value, or why there is none (unreachable, an error, not one number): inconclusive. */
+export type AnalysisMeasurement = { value: number } | { error: string };

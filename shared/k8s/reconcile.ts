@@ -5,11 +5,13 @@ import type { Pod } from '../core/objects.ts';
 import type { Plan } from '../core/plan.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import type { Target } from '../events/target.ts';
-import { reconcileDuration, reconcilePhase, reconcileTotal } from '../metrics/registry.ts';
+import { judge } from '../core/canary/progress.ts';
+import { analysisTotal, reconcileDuration, reconcilePhase, reconcileTotal } from '../metrics/registry.ts';
 import type { LifecycleSink } from '../events/lifecycle-sink.ts';
 import { applyPlan, writtenBefore } from './apply.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
+import { measure } from './prometheus-query.ts';
 import { InvalidNeoSetError, listNeoSets, readSnapshot } from './snapshot-reader.ts';
 
 export interface NeoSetKey {
@@ -76,9 +78,17 @@ export async function reconcileOne(
       const snapshot = await readSnapshot(client, key.namespace, key.name);
       read();
       if (!snapshot) return { neoset: id, result: 'gone', actions: [], statusWritten: false, requeueAfter: null };
+      const at = now();
       const deciding = reconcilePhase.startTimer({ phase: 'decide' });
-      const plan = decider(snapshot, now());
+      let plan = decider(snapshot, at);
       deciding();
+      // §4.11: a step's end is due and must pass a Prometheus query: measure (I/O, here at the edge)
+      // and decide again with the measurement; decide() stays pure.
+      if (plan.analysis) {
+        const measurement = await measure(plan.analysis);
+        analysisTotal.inc({ result: judge(plan.analysis, measurement).result });
+        plan = decider({ ...snapshot, analysis: measurement }, at);
+      }
       const apply = reconcilePhase.startTimer({ phase: 'apply' });
       const applied = await applyPlan(client, snapshot, plan, { now, sink }).finally(() => apply());
       return {

@@ -51,3 +51,11 @@ export const inPlaceUpdateDuration = new Histogram({
   buckets: [1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1200],
   registers: [registry],
 });
+
+/** §4.11: canary analyses judged by the reconcile function (a Prometheus query), by result. */
+export const analysisTotal = new Counter({
+  name: 'neoset_analysis_total',
+  help: 'Canary analyses judged (a Prometheus query at the end of a step), by result: Successful, Failed, Inconclusive.',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});

@@ -5,7 +5,7 @@ import { ApiError, type KubeClient } from '../k8s/client.ts';
 import { createStateGauges, mountStateGauges } from './state-gauges.ts';
 
 const neosets = [
-  { metadata: { name: 'mysql', namespace: 'db' }, spec: { replicas: 5 }, status: { readyReplicas: 4, updatedReplicas: 2, phase: 'RollingOut' } },
+  { metadata: { name: 'mysql', namespace: 'db' }, spec: { replicas: 5 }, status: { readyReplicas: 4, updatedReplicas: 2, phase: 'RollingOut', canary: { stepIndex: 2 } } },
   { metadata: { name: 'fresh', namespace: 'default' }, spec: {} },
 ];
 
@@ -34,6 +34,9 @@ describe('state gauges', () => {
     expect(text).toContain('neoset_replicas{namespace="default",neoset="fresh"} 1');
     expect(text).toContain('neoset_ready_replicas{namespace="default",neoset="fresh"} 0');
     expect(text).not.toContain('neoset_phase{namespace="default",neoset="fresh"}');
+    // §4.11: the canary step, only for a NeoSet whose status has one.
+    expect(text).toContain('neoset_canary_step{namespace="db",neoset="mysql"} 2');
+    expect(text).not.toContain('neoset_canary_step{namespace="default",neoset="fresh"}');
     expect(text).toContain('neoset_state_up 1');
     await registry.metrics();
     expect(calls).toHaveLength(2);

@@ -17,7 +17,7 @@ export const LIST_TIMEOUT_MS = 5000;
 interface NeoSetState {
   metadata: { name: string; namespace?: string };
   spec?: { replicas?: number };
-  status?: { readyReplicas?: number; updatedReplicas?: number; phase?: string };
+  status?: { readyReplicas?: number; updatedReplicas?: number; phase?: string; canary?: { stepIndex?: number } };
 }
 
 type Labels = { namespace: string; neoset: string };
@@ -72,6 +72,7 @@ export function createStateGauges(client: KubeClient, timeoutMs = LIST_TIMEOUT_M
     const i = PHASES.indexOf(n.status?.phase as (typeof PHASES)[number]);
     return i >= 0 ? i : undefined;
   });
+  gauge('neoset_canary_step', 'The automated canary step running now (status.canary.stepIndex; the number of steps when done). No series without steps.', (n) => n.status?.canary?.stepIndex);
   new Gauge({
     name: 'neoset_state_up',
     help: 'Whether the scrape could list the NeoSets (1) or not (0: the state gauges are missing from this scrape).',

@@ -40,6 +40,12 @@ export interface Stack {
   pump: Pump;
   observer: Observer;
   kubectl(args: string[], input?: string): Promise<KubectlResult>;
+  /**
+   * Kills every function instance — the event pump (ApiServerSource, Broker, PingSource) and the
+   * apps with their in-process bookkeeping — and, `downMs` later, starts new ones: a cold start of
+   * the whole controller with nothing but the cluster to go on (SPEC §2 "no in-process memory").
+   */
+  restartFunctions(downMs: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -55,31 +61,42 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     startDelayMs: opts.startDelayMs ?? 100,
   });
   const logger = opts.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'silent' });
-  const sinks: Sink[] = [];
-  for (let i = 0; i < (opts.reconcileInstances ?? 1); i++) {
-    const instanceClient = opts.reconcileClient?.(i, createKubeClient(kc)) ?? createKubeClient(kc);
-    sinks.push({ target: createReconcile({ client: instanceClient, logger, recheck: () => {}, sink: opts.sink }).fetch, kinds: ['NeoSet', 'Pod', 'ping'] });
-  }
-  for (let i = 0; i < (opts.readinessInstances ?? 1); i++) {
-    sinks.push({ target: createReadiness({ client: createKubeClient(kc), logger }).fetch, kinds: ['Pod'] });
-  }
-  const pump = startPump({
-    kubeConfig: kc,
-    namespace: ns.name,
-    sinks,
-    copies: opts.copies,
-    shuffleWindowMs: opts.shuffleWindowMs,
-    resyncMs: opts.resyncMs ?? 1000,
-  });
+  const startFunctions = (): Pump => {
+    const sinks: Sink[] = [];
+    for (let i = 0; i < (opts.reconcileInstances ?? 1); i++) {
+      const instanceClient = opts.reconcileClient?.(i, createKubeClient(kc)) ?? createKubeClient(kc);
+      sinks.push({ target: createReconcile({ client: instanceClient, logger, recheck: () => {}, sink: opts.sink }).fetch, kinds: ['NeoSet', 'Pod', 'ping'] });
+    }
+    for (let i = 0; i < (opts.readinessInstances ?? 1); i++) {
+      sinks.push({ target: createReadiness({ client: createKubeClient(kc), logger }).fetch, kinds: ['Pod'] });
+    }
+    return startPump({
+      kubeConfig: kc,
+      namespace: ns.name,
+      sinks,
+      copies: opts.copies,
+      shuffleWindowMs: opts.shuffleWindowMs,
+      resyncMs: opts.resyncMs ?? 1000,
+    });
+  };
+  let pump = startFunctions();
   const observer = startObserver(kc, ns.name);
   await Promise.all([pump.ready, observer.ready]);
   return {
     namespace: ns.name,
     kc,
     client,
-    pump,
+    get pump() {
+      return pump;
+    },
     observer,
     kubectl: (args, input) => kubectl(['-n', ns.name, ...args], { input }),
+    async restartFunctions(downMs) {
+      await pump.stop();
+      await new Promise((r) => setTimeout(r, downMs));
+      pump = startFunctions();
+      await pump.ready;
+    },
     async stop() {
       await pump.stop();
       observer.stop();

@@ -7,7 +7,9 @@
 //
 // Every state: state.ts. Between two states: update-claims.ts (what a status claims, §2.0), starts.ts (budget, rescue, pause, partition of starts),
 // revision-steps.ts (partition of landings, re-targets, new pods' revisions, currentRevision),
-// scaling-steps.ts (OrderedReady, claims), in-place-steps.ts (drain, done, terminating pods).
+// scaling-steps.ts (OrderedReady, claims), in-place-steps.ts (drain, done, terminating pods),
+// canary.ts (the steps' partition, step progress, abort; §4.11).
+import { canaryInvariants } from './canary.ts';
 import { claimInvariants } from './update-claims.ts';
 import { inPlaceInvariants } from './in-place-steps.ts';
 import { revisionInvariants } from './revision-steps.ts';
@@ -34,6 +36,7 @@ export function checkInvariants(observed: ObservedStates): Violation[] {
     revisionInvariants(previous, now, report);
     scalingInvariants(previous, now, report);
     inPlaceInvariants(previous, now, report);
+    canaryInvariants(previous, now, report);
   }
   return out;
 }

@@ -391,3 +391,49 @@ describe('oracle: one pod\'s in-place update', () => {
     expect(found(w, previous)).toEqual(['Terminating']);
   });
 });
+
+describe('oracle: automated canary (§4.11)', () => {
+  const steps = [{ partition: 3 }, { pause: { duration: '30s' } }, { partition: 0 }];
+  /** A rollout with canary steps, status.canary at `stepIndex`, started at `startedAt`. */
+  async function canaryAt(stepIndex: number, startedAt: number): Promise<World> {
+    const w = await rolling({ updateStrategy: { canary: { steps } } });
+    w.neoset.status = { ...w.neoset.status, canary: { revision: update(w), stepIndex, stepStartedAt: at(startedAt) } };
+    return w;
+  }
+
+  it("Partition: the steps' partition holds (a start below it), not spec.updateStrategy.partition", async () => {
+    const w = await canaryAt(0, w0());
+    const previous = w.observation();
+    inPlace(w, 'web-1');
+    expect(found(w, previous)).toEqual(['Partition']);
+  });
+
+  it('CanaryStep: a timed pause passed before its time, or a partition step passed with its pods not updated; a promote may', async () => {
+    const w = await canaryAt(1, w0());
+    const previous = w.observation();
+    w.advance(10);
+    w.neoset.status = { ...w.neoset.status, canary: { ...w.neoset.status!.canary!, stepIndex: 2, stepStartedAt: at(w.now) } };
+    expect(found(w, { ...previous, at: w.now })).toEqual(['CanaryStep']);
+    w.advance(25);
+    expect(found(w, previous)).toEqual([]);
+    const p = await canaryAt(0, w0());
+    const before = p.observation();
+    p.neoset.status = { ...p.neoset.status, canary: { ...p.neoset.status!.canary!, stepIndex: 1 } };
+    expect(found(p, before)).toEqual(['CanaryStep']);
+    p.neoset.status = { ...p.neoset.status, canary: { ...p.neoset.status!.canary!, stepIndex: 1, request: 'promote' } };
+    expect(found(p, before)).toEqual([]);
+  });
+
+  it('Abort: a start toward the update revision while aborted; back to the current revision is fine', async () => {
+    const w = await canaryAt(0, w0());
+    w.neoset.status = { ...w.neoset.status, canary: { ...w.neoset.status!.canary!, abort: { reason: 'Aborted', message: 'by hand', at: at(w.now) } } };
+    const previous = w.observation();
+    inPlace(w, 'web-3');
+    expect(found(w, previous)).toEqual(['Abort']);
+    inPlace(w, 'web-3', { revision: current(w) });
+    expect(found(w, previous)).toEqual([]);
+  });
+});
+
+/** The worlds' start time (test/unit/world.ts T0). */
+const w0 = () => Date.parse('2025-01-01T00:00:00Z');

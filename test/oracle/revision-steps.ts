@@ -48,7 +48,9 @@ function judgeable(prev: View, now: View, revision: string): boolean {
 }
 
 function retargets(prev: View, now: View, report: Report): void {
-  const allowed = new Set([prev.revisions.update, now.revisions.update]);
+  // §4.11: an aborted canary sends its pods back to currentRevision.
+  const aborted = [prev, now].filter((v) => v.canary?.aborted).map((v) => v.revisions.current);
+  const allowed = new Set([prev.revisions.update, now.revisions.update, ...aborted]);
   // Work claimed earlier (§2.0) was judged when claimed: it may still land on the revision the claim named.
   const claimedToward = prev.neoset.status?.updateRevision;
   for (const p of now.pods) {

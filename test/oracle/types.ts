@@ -34,7 +34,9 @@ export type Invariant =
   | 'Drain'
   | 'InPlaceDone'
   | 'Terminating'
-  | 'CurrentRevision';
+  | 'CurrentRevision'
+  | 'CanaryStep'
+  | 'Abort';
 
 export interface Violation {
   invariant: Invariant;

@@ -4,6 +4,7 @@
 import { LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 import { NeoSet } from '../../shared/api/neoset.ts';
 import type { PersistentVolumeClaim, Pod } from '../../shared/core/objects.ts';
+import { canaryFacts, partitionAtStep, type CanaryFacts } from './canary.ts';
 import { inPlaceState, type InPlaceState } from './inplace-state.ts';
 import { resolveRevisions, type RevisionFacts } from './revisions.ts';
 import type { Observation } from './types.ts';
@@ -41,6 +42,10 @@ export interface View {
   byUid: Map<string, PodFacts>;
   revisions: RevisionFacts;
   pvcs: Map<string, PersistentVolumeClaim> | null;
+  /** §4.11: the canary steps as this state shows them; null without steps. */
+  canary: CanaryFacts | null;
+  /** When the state was observed (ms); null when unknown. */
+  at: number | null;
 }
 
 /** The View, or why the NeoSet cannot be read. */
@@ -59,11 +64,15 @@ export function readObservation(obs: Observation): View | string {
     else pods.push(podFacts(pod, ordinal, spec.minReadySeconds, at));
   }
   pods.sort((a, b) => a.ordinal - b.ordinal);
+  const revisions = resolveRevisions(neoset, obs.revisions);
+  const canary = canaryFacts(neoset, revisions.update, revisions.rolling);
   return {
     neoset,
     name: neoset.metadata.name,
     replicas: spec.replicas,
-    partition: spec.updateStrategy.partition,
+    // §4.11: with steps, the partition is theirs (canary.ts); an aborted canary holds nothing back —
+    // every pod returns to currentRevision — and canary.ts's Abort checks that none moves forward.
+    partition: canary ? (canary.aborted ? 0 : partitionAtStep(canary.steps, canary.index, spec.replicas)) : spec.updateStrategy.partition,
     pause: spec.updateStrategy.pause,
     strategy: spec.updateStrategy.type,
     maxUnavailable: resolveMaxUnavailable(spec.updateStrategy.maxUnavailable, spec.replicas),
@@ -72,8 +81,10 @@ export function readObservation(obs: Observation): View | string {
     strangers,
     byOrdinal: new Map(pods.map((p) => [p.ordinal, p])),
     byUid: new Map(pods.map((p) => [p.uid, p])),
-    revisions: resolveRevisions(neoset, obs.revisions),
+    revisions,
     pvcs: obs.pvcs ? new Map(obs.pvcs.map((p) => [p.metadata.name, p])) : null,
+    canary,
+    at,
   };
 }
 

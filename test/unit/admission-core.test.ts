@@ -288,6 +288,7 @@ describe('warnings', () => {
     ['no serviceName', (n: any) => delete n.spec.serviceName, 'serviceName is unset'],
     ['a floating image tag', (n: any) => (n.spec.template.spec.containers[0].image = 'registry:5000/nginx'), 'no fixed tag'],
     ['an uncapped container', (n: any) => delete n.spec.template.spec.containers[0].resources, 'limits.cpu is unset'],
+    ['partition with canary steps', (n: any) => (n.spec.updateStrategy = { partition: 2, canary: { steps: [{ partition: 1 }] } }), 'partition (2) is ignored: canary.steps drive the partition'],
   ])('%s', (_, change, text) => {
     const warnings = warn(change);
     expect(warnings.join('\n')).toContain(text);

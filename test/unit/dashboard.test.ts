@@ -174,9 +174,9 @@ describe('the buttons', () => {
     expect((await json(other)).error).toBe('namespace "prod" is not shown by this dashboard (it shows "db")');
   });
 
-  it('the page is told every button with its confirmation; abort and retry are not there before they exist', async () => {
+  it('the page is told every button with its confirmation, abort and retry (SPEC 4.11) included', async () => {
     const state = await json(await app().app.request('/api/state', { headers: { host: HOST } }));
-    expect(state.actions.map((a) => a.id)).toEqual(['promote', 'promote-full', 'pause', 'resume', 'undo']);
+    expect(state.actions.map((a) => a.id)).toEqual(['promote', 'promote-full', 'pause', 'resume', 'abort', 'retry', 'undo']);
     expect(state.actions.every((a) => a.confirm.length > 0)).toBe(true);
   });
 });
@@ -211,7 +211,7 @@ describe('what the page is told', () => {
 
   it('the canary step once the controller reports one (SPEC §4.11), and nothing before', () => {
     expect(summaries([midRollout])[0].canaryStep).toBeUndefined();
-    const withCanary = { ...midRollout, spec: { ...midRollout.spec, updateStrategy: { ...midRollout.spec.updateStrategy, canary: { steps: [{}, {}, {}] } } }, status: { ...midRollout.status, canary: { step: 1 } } };
+    const withCanary = { ...midRollout, spec: { ...midRollout.spec, updateStrategy: { ...midRollout.spec.updateStrategy, canary: { steps: [{}, {}, {}] } } }, status: { ...midRollout.status, canary: { stepIndex: 1 } } };
     expect(summaries([withCanary])[0].canaryStep).toBe('step 2 of 3');
   });
 });

@@ -4,14 +4,24 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
+import { canaryCommand } from '../../shared/core/canary/commands.ts';
 import { decide } from '../../shared/core/decide.ts';
 import { resourcesMatch, type ResourceRequirements } from '../../shared/core/pods/resources.ts';
+import type { AnalysisMeasurement } from '../../shared/core/snapshot.ts';
 import { checkInvariants } from '../oracle/index.ts';
 import type { Observation } from '../oracle/index.ts';
 import { describePods } from './helpers.ts';
 import { BAD_IMAGE_MARK, World, type WorldObservation } from './world.ts';
 
 const ordinal = fc.nat(7);
+/** Step lists the property test picks from (index CANARY_STEPS.length: no canary). */
+const CANARY_STEPS = [
+  [{ partition: 4 }, { pause: { duration: '5s' } }, { partition: '50%' }, { pause: {} }, { partition: 0 }],
+  [{ pause: { duration: '30s' } }, { partition: '40%' }, { partition: 1 }],
+  [{ partition: 2 }, { pause: {} }],
+];
+const PROMETHEUS = { address: 'http://prometheus:9090', query: 'error_rate', successCondition: 'result < 0.5' };
+
 const edit = fc.oneof(
   fc.record({ k: fc.constant('scale' as const), n: fc.nat(7) }),
   fc.record({ k: fc.constant('partition' as const), n: fc.nat(7) }),
@@ -28,6 +38,8 @@ const edit = fc.oneof(
     cpu: fc.constantFrom('100m', '200m', '300m', '16', 'Guaranteed'),
     policy: fc.constantFrom('NotRequired', 'RestartContainer'),
   }),
+  // §4.11: canary steps set, changed or removed; with maxRestarts and/or a Prometheus analysis.
+  fc.record({ k: fc.constant('canary' as const), steps: fc.nat(CANARY_STEPS.length), maxRestarts: fc.boolean(), prometheus: fc.boolean() }),
 );
 const command = fc.oneof(
   // reconcile, then one kubelet sync of every pod: the common case, which makes rollouts progress
@@ -45,6 +57,12 @@ const command = fc.oneof(
   { weight: 3, arbitrary: fc.record({ k: fc.constant('owner' as const), pod: ordinal }) },
   // §4.9: what the kubelet says of a pending resize from now on (Deferred waits, Infeasible fails).
   { weight: 1, arbitrary: fc.record({ k: fc.constant('resizeVerdict' as const), verdict: fc.constantFrom('Fits' as const, 'Deferred' as const, 'Infeasible' as const) }) },
+  // §4.11: the plugin's canary commands (status.canary writes), and a reconcile with a Prometheus measurement.
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('canary' as const), command: fc.constantFrom('promote' as const, 'promote-full' as const, 'abort' as const, 'retry' as const) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ k: fc.constant('measure' as const), m: fc.constantFrom<AnalysisMeasurement>({ value: 0.1 }, { value: 0.1 }, { value: 0.9 }, { error: 'Prometheus at http://prometheus:9090 unreachable: ECONNREFUSED' }) }),
+  },
 );
 const setup = fc.record({
   replicas: fc.nat(5),
@@ -122,6 +140,12 @@ function applyEdit(w: World, e: Edit): void {
       return w.edit((s) => void (s.updateStrategy.maxUnavailable = e.value));
     case 'resources':
       return setResources(w, e.cpu, e.policy);
+    case 'canary':
+      return w.edit((s) => {
+        if (e.steps === CANARY_STEPS.length) return void delete s.updateStrategy.canary;
+        const analysis = { ...(e.maxRestarts ? { maxRestarts: 2 } : {}), ...(e.prometheus ? { prometheus: PROMETHEUS } : {}) };
+        s.updateStrategy.canary = { steps: CANARY_STEPS[e.steps], ...(e.maxRestarts || e.prometheus ? { analysis } : {}) };
+      });
   }
 }
 
@@ -154,6 +178,15 @@ async function step(w: World, c: Command, state: WorldObservation): Promise<void
     case 'resizeVerdict':
       w.resizeVerdict = c.verdict === 'Fits' ? undefined : () => c.verdict;
       return;
+    case 'canary': {
+      const r = canaryCommand(w.neoset, c.command, w.now);
+      return 'canary' in r ? w.mutateNeoSet((n) => void (n.status!.canary = r.canary)) : undefined;
+    }
+    case 'measure': {
+      const r = await w.reconcile({ snapshot: { ...state, analysis: c.m } });
+      if (r.conflict) throw new Error(`the plan conflicts with itself: ${r.plan.actions.map((a) => a.kind).join(', ')}`);
+      return;
+    }
   }
 }
 
@@ -206,6 +239,11 @@ function finalEdit(w: World): void {
     // Resources the node can hold: a refused or infeasible resize is re-targeted by this edit.
     const c = s.template.spec.containers[0] as Record<string, { requests?: Record<string, string>; limits?: Record<string, string> } | undefined>;
     if (c.resources?.limits?.cpu === '16') c.resources = { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '1', memory: '128Mi' } };
+    // Steps stay (timed pauses end as settle() moves the clock); a pause for promote or a Prometheus
+    // query (nobody measures in settle()) would wait for ever: those are the user's to drop.
+    const canary = s.updateStrategy.canary;
+    if (canary) s.updateStrategy.canary = { steps: canary.steps.filter((x) => !x.pause || x.pause.duration !== undefined), ...(canary.analysis?.maxRestarts !== undefined ? { analysis: { maxRestarts: 2 } } : {}) };
+    if (s.updateStrategy.canary?.steps.length === 0) delete s.updateStrategy.canary;
     if (brokenStable) s.updateStrategy.maxUnavailable = '100%';
     s.template.spec.containers[0].image = 'nginx:v9';
     s.updateStrategy.partition = 0;
@@ -256,7 +294,15 @@ describe('decide() under random kubelet progress, failures, user edits and crash
         }
         finalEdit(w);
         trail.push('final edit');
-        const rounds = await w.settle(400, check);
+        let rounds = await w.settle(400, check);
+        const c = w.neoset.status?.canary;
+        if (c && c.stepIndex < (w.neoset.spec.updateStrategy.canary?.steps.length ?? 0)) {
+          // A step whose pods cannot get there — OrderedReady waiting on a pod stuck below the step's
+          // partition, as it would below a user's partition — is the user's to promote past.
+          await step(w, { k: 'canary', command: 'promote-full' }, w.observation());
+          trail.push('promote --full');
+          rounds = await w.settle(400, check);
+        }
         if (rounds < 0) throw new Error(`did not converge: ${describePods(w)} status ${JSON.stringify(w.neoset.status)}\n${trail.join(' | ')}`);
         assertConverged(w);
       }),

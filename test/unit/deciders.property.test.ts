@@ -13,6 +13,7 @@
 // this test is about. Everything else a user or the clock does may happen between any two requests.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { canaryCommand } from '../../shared/core/canary/commands.ts';
 import { decide } from '../../shared/core/decide.ts';
 import { applyPlan } from '../../shared/k8s/apply.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
@@ -94,7 +95,11 @@ const command = fc.oneof(
   { weight: 2, arbitrary: fc.record({ k: fc.constant('pause' as const), on: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('image' as const), image: fc.constantFrom('nginx:v1', 'nginx:v2', 'nginx:v3') }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('rollback' as const), to: fc.integer({ min: 1, max: 3 }) }) },
+  // §4.11: the plugin's status.canary writes race the deciders too (conditional, like theirs).
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('canary' as const), command: fc.constantFrom('promote' as const, 'abort' as const, 'retry' as const) }) },
 );
+/** §4.11 steps for the setups that have them: a canary pod, a timed pause, half, a pause for promote, all. */
+const STEPS = [{ partition: 5 }, { pause: { duration: '3s' } }, { partition: '50%' }, { pause: {} }, { partition: 0 }];
 const setup = fc.record({
   replicas: fc.integer({ min: 2, max: 6 }),
   podManagementPolicy: fc.constantFrom('OrderedReady' as const, 'Parallel' as const),
@@ -102,6 +107,7 @@ const setup = fc.record({
   maxUnavailable: fc.constantFrom<number | string>(1, 2, 3, '50%'),
   minReadySeconds: fc.constantFrom(0, 0, 5),
   gracePeriodSeconds: fc.constantFrom(0, 0, 2),
+  canary: fc.boolean(),
 });
 
 type Command = typeof command extends fc.Arbitrary<infer T> ? T : never;
@@ -112,7 +118,7 @@ async function build(s: Setup): Promise<World> {
     replicas: s.replicas,
     podManagementPolicy: s.podManagementPolicy,
     minReadySeconds: s.minReadySeconds,
-    updateStrategy: { type: s.type, maxUnavailable: s.maxUnavailable, inPlaceUpdateStrategy: { gracePeriodSeconds: s.gracePeriodSeconds } },
+    updateStrategy: { type: s.type, maxUnavailable: s.maxUnavailable, inPlaceUpdateStrategy: { gracePeriodSeconds: s.gracePeriodSeconds }, ...(s.canary ? { canary: { steps: STEPS } } : {}) },
   });
   if ((await w.settle()) < 0) throw new Error('bootstrap did not settle');
   return w;
@@ -136,6 +142,10 @@ async function step(w: World, deciders: Decider[], c: Command): Promise<void> {
       return w.setImage(c.image);
     case 'rollback':
       return void w.rollbackTo(c.to);
+    case 'canary': {
+      const r = canaryCommand(w.neoset, c.command, w.now);
+      return 'canary' in r ? w.mutateNeoSet((n) => void (n.status!.canary = r.canary)) : undefined;
+    }
   }
 }
 
@@ -170,10 +180,20 @@ export async function decidersRace(s: Setup, commands: Command[]): Promise<void>
     spec.updateStrategy.pause = false;
   });
   trail.push('final edit');
-  const rounds = await w.settle(300, (prev, current) => {
+  let rounds = await w.settle(300, (prev, current) => {
     const violations = checkInvariants({ ...current, previous: prev });
     if (violations.length > 0) throw new Error(`${JSON.stringify(violations)}\nafter: ${trail.slice(-15).join(' | ')}`);
   });
+  // With steps, the pause without duration waits for the user: they promote to the end.
+  const full = canaryCommand(w.neoset, 'promote-full', w.now);
+  if ('canary' in full) {
+    w.mutateNeoSet((n) => void (n.status!.canary = full.canary));
+    trail.push('promote --full');
+    rounds = await w.settle(300, (prev, current) => {
+      const violations = checkInvariants({ ...current, previous: prev });
+      if (violations.length > 0) throw new Error(`${JSON.stringify(violations)}\nafter: ${trail.slice(-15).join(' | ')}`);
+    });
+  }
   if (rounds < 0) throw new Error(`did not converge: ${describePods(w)}`);
   expect(w.neoset.status?.phase).toBe('Completed');
   expect([...w.pods.values()].every((p) => p.spec.containers[0].image === 'nginx:v9')).toBe(true);

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseInvocation } from '../../bin/neoset/args.ts';
 import { CliError, EXIT_USAGE } from '../../bin/neoset/errors.ts';
-import { parseDuration, formatDuration } from '../../bin/neoset/duration.ts';
+import { parseDuration, formatDuration } from '../../shared/core/duration.ts';
 import { helpText } from '../../bin/neoset/help.ts';
 
 const parse = (line: string) => parseInvocation(line.split(' ').filter(Boolean));

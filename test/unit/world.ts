@@ -378,7 +378,8 @@ export class World {
       this.kubeletSettle(1);
       observe();
       const kubeletQuiet = kubelet === JSON.stringify(previous.pods.map((p) => p.status));
-      if (r.plan.actions.length === 0 && !r.statusWritten) {
+      // Events alone (recorded once per key) are no progress: time still has to pass (a canary's timed pause).
+      if (r.plan.actions.every((a) => a.kind === 'recordEvent') && !r.statusWritten) {
         if (r.plan.requeueAfter !== null) {
           this.advance(r.plan.requeueAfter);
           previous = { ...previous, at: this.now };

@@ -1,5 +1,5 @@
 import type { Cluster } from '../cluster.ts';
-import { formatDuration } from '../duration.ts';
+import { formatDuration } from '../../../shared/core/duration.ts';
 import { describeApiError, EXIT_OK, EXIT_ROLLOUT_FAILED } from '../errors.ts';
 import { readNeoSet, ref } from '../neosets.ts';
 import { plainProgress, terminalProgress } from '../progress.ts';
@@ -20,7 +20,7 @@ export async function status({ client, namespace }: Cluster, name: string, opts:
   for (;;) {
     try {
       const neoset = await readNeoSet(client, namespace, name);
-      const s = rolloutStatus(neoset);
+      const s = rolloutStatus(neoset, io.now());
       if (s.state === 'failed') {
         io.err.write(`error: ${ref(name)} ${s.message}\n`);
         return EXIT_ROLLOUT_FAILED;

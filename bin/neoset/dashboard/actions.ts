@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import type { Cluster } from '../cluster.ts';
 import { setPause } from '../commands/pause.ts';
+import { canary } from '../commands/canary.ts';
 import { promote } from '../commands/promote.ts';
 import { undo } from '../commands/undo.ts';
 
@@ -51,6 +52,20 @@ export const ACTIONS: Action[] = [
     command: 'rollout resume',
     confirm: 'Clear spec.updateStrategy.pause: the rollout goes on.',
     run: (cluster, name) => setPause(cluster, name, false),
+  },
+  {
+    id: 'abort',
+    label: 'Abort',
+    command: 'rollout abort',
+    confirm: 'Abort the canary: every pod returns in place to the current revision; spec stays as written (phase Failed, reason Aborted).',
+    run: (cluster, name) => canary(cluster, name, 'abort'),
+  },
+  {
+    id: 'retry',
+    label: 'Retry',
+    command: 'rollout retry',
+    confirm: 'Start the canary steps of an aborted rollout again, at step 1.',
+    run: (cluster, name) => canary(cluster, name, 'retry'),
   },
   {
     id: 'undo',

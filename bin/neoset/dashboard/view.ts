@@ -109,7 +109,7 @@ function summary(n: NeoSetObject): NeoSetSummary {
 }
 
 function canaryStep(n: NeoSetObject): string | undefined {
-  const step = n.status?.canary?.step;
+  const step = n.status?.canary?.stepIndex;
   if (typeof step !== 'number') return undefined;
   const steps = n.spec?.updateStrategy?.canary?.steps?.length;
   return steps ? `step ${step + 1} of ${steps}` : `step ${step + 1}`;

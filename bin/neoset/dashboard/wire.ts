@@ -40,8 +40,8 @@ export interface NeoSetObject {
     phase?: string;
     currentUpdatePods?: string[];
     conditions?: Condition[];
-    /** SPEC §4.11, once the automated canary exists: the step index and when it started. */
-    canary?: { step?: number; stepStartedAt?: string; [key: string]: unknown };
+    /** SPEC §4.11: the step index and when it started. */
+    canary?: { stepIndex?: number; stepStartedAt?: string; [key: string]: unknown };
   };
 }
 

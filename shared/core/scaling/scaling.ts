@@ -30,8 +30,8 @@ import type { Revision } from '../revisions/revisions.ts';
  */
 export function revisionForNewPod(o: Observed, ordinal: number): Revision {
   if (!rolloutInProgress(o)) return o.update;
-  const { partition, pause, type } = o.neoset.spec.updateStrategy;
-  if (ordinal < partition || pause) return o.current;
+  const { pause, type } = o.neoset.spec.updateStrategy;
+  if (ordinal < o.partition || pause) return o.current;
   if (type === 'OnDelete' || type === 'ReCreate') return o.update;
   if (type === 'InPlaceIfPossible' && !o.change(o.current.name, o.update.name)?.inPlace) return o.update;
   return o.current;

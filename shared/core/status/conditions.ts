@@ -16,6 +16,8 @@ export interface ConditionFacts {
   updated: number;
   pending: boolean;
   pause: boolean;
+  /** §4.11: the canary steps wait (a pause without duration, an inconclusive analysis). */
+  canaryWaiting: { reason: string; message: string } | null;
   phase: Phase;
   failure: { reason: FailureReason; message: string } | null;
 }
@@ -39,12 +41,9 @@ export function neosetConditions(f: ConditionFacts, previous: Condition[] | unde
       reason: f.failure ? f.failure.reason : f.phase,
       message: f.failure ? `${updated}; ${f.failure.message}` : updated,
     },
-    {
-      type: 'Paused',
-      status: f.pause ? 'True' : 'False',
-      reason: f.pause ? 'PausedByUser' : 'NotPaused',
-      message: `pause=${f.pause}`,
-    },
+    f.pause || !f.canaryWaiting
+      ? { type: 'Paused', status: f.pause ? 'True' : 'False', reason: f.pause ? 'PausedByUser' : 'NotPaused', message: `pause=${f.pause}` }
+      : { type: 'Paused', status: 'True', reason: f.canaryWaiting.reason, message: f.canaryWaiting.message },
     {
       type: 'ReadyForUpgrade',
       status: isAvailable && !progressing ? 'True' : 'False',

@@ -4,7 +4,7 @@ import type { Phase } from '../../api/neoset.ts';
 import { rolloutInProgress, type Observed } from '../observed.ts';
 import { inHooks } from '../update/lifecycle.ts';
 
-export type FailureReason = 'ProgressDeadlineExceeded' | 'InPlaceOnlyBlocked' | 'ResizeInfeasible' | 'HookTimeout';
+export type FailureReason = 'ProgressDeadlineExceeded' | 'InPlaceOnlyBlocked' | 'ResizeInfeasible' | 'HookTimeout' | 'AnalysisFailed' | 'Aborted';
 
 /**
  * A rollout is pending while currentRevision != updateRevision, or while a pod 0..replicas-1 has an
@@ -13,15 +13,16 @@ export type FailureReason = 'ProgressDeadlineExceeded' | 'InPlaceOnlyBlocked' | 
  */
 export function rolloutPending(o: Observed): boolean {
   if (rolloutInProgress(o)) return true;
-  const { partition } = o.neoset.spec.updateStrategy;
+  const { partition } = o;
   return o.pods.some((v) => v.inRange && !v.terminating && (v.state !== null || inHooks(v.pod) || (v.ordinal >= partition && v.revision !== o.update.name)));
 }
 
 export function phaseOf(o: Observed, pending: boolean, failure: FailureReason | null): Phase {
-  const { pause, partition } = o.neoset.spec.updateStrategy;
+  const { pause } = o.neoset.spec.updateStrategy;
   if (failure) return 'Failed';
-  if (pending && pause) return 'Paused';
-  if (pending) return partition > 0 ? 'Canary' : 'RollingOut';
+  // §4.11: a canary pause without duration, or an inconclusive analysis, waits like a pause.
+  if (pending && (pause || o.canary.waiting)) return 'Paused';
+  if (pending) return o.partition > 0 ? 'Canary' : 'RollingOut';
   // "A rollout has happened": the update revision is not the first one ever numbered (survives pruning).
   return o.update.number > 1 ? 'Completed' : 'Idle';
 }

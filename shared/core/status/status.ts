@@ -22,7 +22,7 @@ export function computeStatus(
     if (v.terminating) continue;
     const ready = isReady(v.pod);
     const available = ready && isAvailable(v.pod, o.minReadySeconds, o.nowMs);
-    const updated = v.revision === o.update.name && v.state === null;
+    const updated = v.revision === o.revisions.update.name && v.state === null;
     n.replicas++;
     if (ready) n.ready++;
     if (available) n.available++;
@@ -43,13 +43,15 @@ export function computeStatus(
     updatedReplicas: n.updated,
     updatedReadyReplicas: n.updatedReady,
     currentRevision: o.current.name,
-    updateRevision: o.update.name,
+    // The revision of spec.template, also while an aborted canary moves pods back (§4.11).
+    updateRevision: o.revisions.update.name,
     collisionCount: o.revisions.collisionCount,
     labelSelector: labelSelectorString(spec.selector),
     currentImage: mainImage(o.current),
-    targetImage: mainImage(o.update),
+    targetImage: mainImage(o.revisions.update),
     phase,
     currentUpdatePods: o.pods.filter((v) => v.state !== null || inHooks(v.pod) || claims.has(v.name)).map((v) => v.name),
+    ...(o.canary.status ? { canary: o.canary.status } : {}),
     ...(claims.size > 0 ? { updateClaims: [...claims.values()].sort((a, b) => a.pod.localeCompare(b.pod)) } : {}),
     conditions: neosetConditions(
       {
@@ -61,6 +63,7 @@ export function computeStatus(
         updated: n.updatedInRange,
         pending,
         pause: spec.updateStrategy.pause,
+        canaryWaiting: o.canary.waiting,
         phase,
         failure,
       },

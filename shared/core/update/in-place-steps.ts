@@ -17,7 +17,8 @@
 //
 // The grace period runs from the moment the gate became False (its lastTransitionTime), not from
 // the annotation write: that is when the pod left the Service endpoints.
-import { ANNOTATION_INPLACE_STATE } from '../../api/names.ts';
+import { ANNOTATION_INPLACE_STATE, ANNOTATION_RESTART_BASE } from '../../api/names.ts';
+import { restartBase } from '../canary/restarts.ts';
 import type { Observed, PodView } from '../observed.ts';
 import type { Action, InPlaceState } from '../plan.ts';
 import { POD_IDENTITY_LABELS } from '../pods/identity.ts';
@@ -153,9 +154,14 @@ function patchImages(o: Observed, v: PodView, state: InPlaceState): Action {
   const targetResources = resizeTargets(v.pod, target.spec.containers);
   const from = v.revision === undefined ? undefined : o.revisions.byName.get(v.revision)?.template;
   const labels = metadataPatch(v.pod.metadata.labels, from?.metadata?.labels, target.metadata?.labels, POD_IDENTITY_LABELS);
-  const annotations = metadataPatch(v.pod.metadata.annotations, from?.metadata?.annotations, target.metadata?.annotations, [
+  const templateAnnotations = metadataPatch(v.pod.metadata.annotations, from?.metadata?.annotations, target.metadata?.annotations, [
     ANNOTATION_INPLACE_STATE,
+    ANNOTATION_RESTART_BASE,
   ]);
+  // §4.11 maxRestarts counts the restarts past this base; only a canary's analysis reads it.
+  const annotations = o.neoset.spec.updateStrategy.canary?.analysis?.maxRestarts !== undefined
+    ? { ...templateAnnotations, [ANNOTATION_RESTART_BASE]: JSON.stringify(restartBase(v.pod, Object.keys(images))) }
+    : templateAnnotations;
   return {
     kind: 'patchImages',
     pod: v.ref,

@@ -28,7 +28,7 @@ export function updateMethod(o: Observed, from: string | undefined): UpdateMetho
 
 /** §4.4: the rollout moves a pod in range, with ordinal >= partition, that is not on updateRevision. */
 export function wantsUpdate(o: Observed, v: PodView): boolean {
-  return v.inRange && v.ordinal >= o.neoset.spec.updateStrategy.partition && v.revision !== o.update.name;
+  return v.inRange && v.ordinal >= o.partition && v.revision !== o.update.name;
 }
 
 /** The rollout can move this pod now or later (its strategy allows it). */
@@ -53,7 +53,8 @@ export function blockedPods(o: Observed): { view: PodView; differences: string[]
  * inside minReadySeconds (it serves traffic).
  */
 export function isRescue(o: Observed, v: PodView): boolean {
-  return !isReady(v.pod) && v.revision !== o.current.name && v.revision !== o.update.name;
+  // An aborted canary's pods (§4.11) go back within the budget: their revision is spec.template's, still wanted.
+  return !isReady(v.pod) && v.revision !== o.current.name && v.revision !== o.update.name && v.revision !== o.revisions.update.name;
 }
 
 export interface Starts {

@@ -1,4 +1,4 @@
-// kubectl's --timeout takes a Go duration (time.ParseDuration): "30s", "1m30s", "1.5h", "500ms",
+// A Go duration (time.ParseDuration), as kubectl's --timeout and canary pauses (SPEC §4.11) take it: "30s", "1m30s", "1.5h", "500ms",
 // or "0" for no limit. Hand-written because it is a dozen lines and the npm duration parsers
 // (ms, parse-duration) accept other spellings ("1 min", bare numbers) that kubectl would refuse.
 

@@ -1,0 +1,41 @@
+// promote / abort / retry on a NeoSet with canary steps (SPEC §4.11): a new status.canary, written
+// through the status subresource conditional on the resourceVersion read — spec is never touched.
+// The decision reads it from there like any other memory of the rollout.
+import { canaryCommand, type CanaryCommand } from '../../../shared/core/canary/commands.ts';
+import { ApiError } from '../../../shared/k8s/client.ts';
+import { paths } from '../../../shared/k8s/paths.ts';
+import type { Cluster } from '../cluster.ts';
+import { ConflictError } from '../errors.ts';
+import { readNeoSet, ref } from '../neosets.ts';
+
+const DONE: Record<CanaryCommand, (step: string) => string> = {
+  promote: (step) => `promoted: ${step}`,
+  'promote-full': () => 'promoted to the end of the canary steps',
+  abort: () => 'aborted: pods return to the current revision',
+  retry: () => 'retried: the canary steps start again at step 1',
+};
+
+const NOT_DONE: Record<CanaryCommand, string> = { promote: 'promoted', 'promote-full': 'promoted', abort: 'aborted', retry: 'retried' };
+
+/** Runs a canary command; returns what it did (or why it did nothing), as the CLI prints it. */
+export async function canary({ client, namespace }: Cluster, name: string, command: CanaryCommand, now = Date.now()): Promise<string> {
+  const neoset = await readNeoSet(client, namespace, name);
+  const r = canaryCommand(neoset, command, now);
+  if ('refused' in r) return `${ref(name)} not ${NOT_DONE[command]}: ${r.refused}`;
+  try {
+    await client.request('PATCH', paths.neosetStatus(neoset.metadata.namespace ?? namespace, name), {
+      patch: 'merge',
+      body: { metadata: { resourceVersion: neoset.metadata.resourceVersion }, status: { canary: { ...r.canary, analysis: r.canary.analysis ?? null, abort: r.canary.abort ?? null } } },
+    });
+  } catch (err) {
+    if (err instanceof ApiError && err.isConflict) {
+      throw new ConflictError(`${ref(name)} was changed by someone else while this command ran; nothing was written: run it again`);
+    }
+    throw err;
+  }
+  const steps = neoset.spec.updateStrategy.canary!.steps.length;
+  return `${ref(name)} ${DONE[command](`step ${r.canary.stepIndex + 1 > steps ? 'done' : `${r.canary.stepIndex + 1}/${steps}`}`)}`;
+}
+
+/** Whether `promote` drives the canary steps rather than the partition. */
+export const hasSteps = (spec: { updateStrategy: { canary?: { steps: unknown[] } } }) => (spec.updateStrategy.canary?.steps.length ?? 0) > 0;
