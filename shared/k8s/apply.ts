@@ -22,6 +22,7 @@ import { rfc3339 } from '../core/time.ts';
 import { gateCondition } from '../core/update/pod-writes.ts';
 import { inPlaceUpdateDuration } from '../metrics/registry.ts';
 import { ApiError, type KubeClient } from './client.ts';
+import { mapBounded } from './coalesce.ts';
 import { eventBatch, recordEvent } from './events.ts';
 import { reportFailure, withoutFailure } from './failures.ts';
 import { ownerOf, type Owner } from './owner.ts';
@@ -91,16 +92,23 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
       // Writes to different pods that follow one another in the plan go out together (SPEC §2.0),
       // each pod's chain in its own order; anything else, one at a time, in plan order.
       const group = podWriteGroup(ordered, i, i < released ? released : ordered.length);
-      const failure = await forEachBounded(group.chains, WRITE_PARALLELISM, async (chain, step) => {
-        for (const [at, action] of chain.entries()) {
-          step(at);
-          await applyAction(client, ns, action, ctx);
+      // The first failure stops what has not started yet; what is in flight is awaited.
+      const failed: { action?: Action; error?: unknown } = {};
+      await mapBounded(group.chains, WRITE_PARALLELISM, async (chain) => {
+        for (const action of chain) {
+          if (failed.action) return;
+          try {
+            await applyAction(client, ns, action, ctx);
+          } catch (error) {
+            if (!failed.action) Object.assign(failed, { action, error });
+            return;
+          }
           if (action.kind !== 'recordEvent') written.push(action.kind);
         }
       });
-      if (failure) {
-        failing = failure.item[failure.step];
-        throw failure.error;
+      if (failed.action) {
+        failing = failed.action;
+        throw failed.error;
       }
       i = group.end;
     }
@@ -160,28 +168,6 @@ function podWriteGroup(actions: Action[], start: number, limit: number): { chain
   }
   if (end === start) return { chains: [[actions[start]]], end: start + 1 };
   return { chains: [...chains.values()], end };
-}
-
-/**
- * Runs `fn` over `items` with at most `limit` in flight; every started call is awaited. Returns the
- * first failure (which item, which step of it was being written), or null.
- */
-async function forEachBounded(items: Action[][], limit: number, fn: (item: Action[], step: (i: number) => void) => Promise<void>): Promise<{ item: Action[]; step: number; error: unknown } | null> {
-  let failure: { item: Action[]; step: number; error: unknown } | null = null;
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length && failure === null) {
-      const item = items[next++];
-      let at = 0;
-      try {
-        await fn(item, (i) => (at = i));
-      } catch (error) {
-        failure ??= { item, step: at, error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return failure;
 }
 
 /**
