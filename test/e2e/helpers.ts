@@ -47,6 +47,28 @@ export function untilStatus(stack: Stack, name: string, what: string, predicate:
   );
 }
 
+export interface EventItem {
+  type: string;
+  reason: string;
+  message: string;
+  involvedObject: { name: string };
+}
+
+/**
+ * The Events about `name` once `predicate` holds for them. A plan's Events are posted alongside its
+ * final status write (SPEC §2.0), so a status a test has just seen may come before them: poll.
+ */
+export async function untilEvents(stack: Stack, name: string, what: string, predicate: (events: EventItem[]) => boolean, timeoutMs = 15_000): Promise<EventItem[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const list = await stack.client.request<{ items: EventItem[] }>('GET', paths.events(stack.namespace));
+    const mine = list.items.filter((e) => e.involvedObject.name === name);
+    if (predicate(mine)) return mine;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for Events: ${what}; have ${JSON.stringify(mine.map((e) => `${e.type} ${e.reason}: ${e.message}`))}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** Pods by name → the identity fields an in-place update must keep. */
 export const identities = (pods: Pod[]) =>
   Object.fromEntries(pods.map((p) => [p.metadata.name, { uid: p.metadata.uid, ip: p.status?.podIP, node: p.spec.nodeName }]));

@@ -3,7 +3,7 @@
 // events; every observed state goes through the invariant checker (SPEC §7).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, neosetManifest, type Stack } from './stack.ts';
-import { apiRequestsTotal, applyNeoSet, identities, imageOf, restartsOf, runningImageOf, setImage, setStrategy, settledOn, untilStatus } from './helpers.ts';
+import { apiRequestsTotal, applyNeoSet, identities, imageOf, restartsOf, runningImageOf, setImage, setStrategy, settledOn, untilEvents, untilStatus } from './helpers.ts';
 
 export const NAME = 'mysql';
 
@@ -64,6 +64,7 @@ export function walkthrough(label: string, stackOptions: Partial<Parameters<type
     });
 
     it('kubectl describe neo shows the rollout as Events', async () => {
+      await untilEvents(stack, NAME, 'an Event naming mysql-4', (list) => list.some((e) => e.message.includes('mysql-4')));
       const r = await stack.kubectl(['describe', 'neo', NAME]);
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/Events:/);

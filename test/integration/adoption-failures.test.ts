@@ -8,15 +8,8 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paths } from '../../shared/k8s/paths.ts';
-import { applyNeoSet, settledOn, untilStatus } from '../e2e/helpers.ts';
+import { applyNeoSet, settledOn, untilEvents, untilStatus } from '../e2e/helpers.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
-
-interface EventItem {
-  type: string;
-  reason: string;
-  message: string;
-  involvedObject: { name: string };
-}
 
 const logLines: Record<string, unknown>[] = [];
 const logSink = new Writable({
@@ -34,8 +27,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const events = async (name: string) =>
-  (await stack.client.request<{ items: EventItem[] }>('GET', paths.events(stack.namespace))).items.filter((e) => e.involvedObject.name === name);
 const uidsOf = (name: string) => stack.observer.pods(name).map((p) => p.metadata.uid).sort();
 
 describe('orphans are adopted (SPEC §4.1)', () => {
@@ -66,8 +57,11 @@ describe('orphans are adopted (SPEC §4.1)', () => {
     expect(revisions.items.length).toBeGreaterThan(0);
     expect(revisions.items.every((r) => r.metadata.ownerReferences?.some((o) => o.controller && o.uid === n.metadata.uid))).toBe(true);
     // One Event per reason for a plan's writes (aggregated), naming every adopted pod.
-    const adopted = (await events(NAME)).filter((e) => e.reason === 'SuccessfulAdopt').map((e) => e.message).join('; ');
-    for (let i = 0; i < 3; i++) expect(adopted).toContain(`adopted orphan Pod ${NAME}-${i}`);
+    const adoptedAll = (list: { reason: string; message: string }[]) => {
+      const adopted = list.filter((e) => e.reason === 'SuccessfulAdopt').map((e) => e.message).join('; ');
+      return [0, 1, 2].every((i) => adopted.includes(`adopted orphan Pod ${NAME}-${i}`));
+    };
+    expect(adoptedAll(await untilEvents(stack, NAME, 'SuccessfulAdopt naming all three pods', adoptedAll))).toBe(true);
     expect(stack.observer.pods(NAME).every((p) => settledOn(p, n.status?.updateRevision))).toBe(true);
   });
 });
@@ -86,7 +80,8 @@ describe('a name that cannot be adopted is reported, not retried in silence', ()
     );
     expect(n).toMatchObject({ status: 'True', reason: 'FailedCreate' });
     expect(n.message).toContain(`Pod ${NAME}-1 already exists and cannot be adopted`);
-    const warning = (await events(NAME)).find((e) => e.type === 'Warning' && e.reason === 'FailedCreate');
+    const isWarning = (e: { type: string; reason: string }) => e.type === 'Warning' && e.reason === 'FailedCreate';
+    const warning = (await untilEvents(stack, NAME, 'Warning FailedCreate', (list) => list.some(isWarning))).find(isWarning);
     expect(warning?.message).toContain(`${NAME}-1`);
     const describe = await stack.kubectl(['describe', 'neo', NAME]);
     expect(describe.stdout).toMatch(/Warning\s+FailedCreate/);
@@ -115,9 +110,11 @@ describe('a ResourceQuota that forbids a pod', () => {
     );
     expect(failure.reason).toBe('FailedCreate');
     expect(failure.message).toMatch(/exceeded quota: three-pods/);
+    await untilEvents(stack, NAME, 'Warning FailedCreate', (list) => list.some((e) => e.type === 'Warning' && e.reason === 'FailedCreate'));
     const describe = await stack.kubectl(['describe', 'neo', NAME]);
     expect(describe.stdout).toMatch(/Warning\s+FailedCreate\s+.*exceeded quota: three-pods/);
-    const line = logLines.find((l) => JSON.stringify(l).includes('exceeded quota'));
+    // The invocation logs its line once its writes are done, which may be after the status was seen.
+    const line = await stack.observer.until('the log line of the refused reconcile', () => logLines.find((l) => JSON.stringify(l).includes('exceeded quota')), 10_000);
     const outcome = (line?.neosets as { result: string; actions: string[] }[] | undefined)?.find((o) => o.result === 'failed');
     expect(outcome?.actions).toEqual(expect.arrayContaining(['claim', 'createRevision', 'createPod']));
     console.log(`log line of the refused reconcile: ${JSON.stringify(outcome)}`);

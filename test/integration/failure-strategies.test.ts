@@ -2,7 +2,7 @@
 // real API server with the simulated kubelet; every observed state goes through the invariant checker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
-import { applyNeoSet, identities, imageOf, patchNeoSet, revisionOf, setImage, settledOn, untilStatus } from '../e2e/helpers.ts';
+import { applyNeoSet, identities, imageOf, patchNeoSet, revisionOf, setImage, settledOn, untilEvents, untilStatus } from '../e2e/helpers.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -30,8 +30,8 @@ describe('a crashlooping image', () => {
     await sleep(3000); // nothing more happens while Failed
     const bad = stack.observer.pods(NAME).filter((p) => imageOf(p)?.endsWith('-crashloop'));
     expect(bad.length).toBeLessThanOrEqual(1);
-    const events = await stack.client.request<{ items: { type: string; involvedObject: { name: string } }[] }>('GET', paths.events(stack.namespace));
-    expect(events.items.some((e) => e.type === 'Warning' && e.involvedObject.name === NAME)).toBe(true);
+    const warnings = await untilEvents(stack, NAME, 'a Warning', (list) => list.some((e) => e.type === 'Warning'));
+    expect(warnings.some((e) => e.type === 'Warning')).toBe(true);
   });
 
   it('rolling back recovers to Completed without any pod deleted by hand', async () => {
