@@ -98,14 +98,13 @@ describe('reconcile function HTTP contract', () => {
     let neosetReads = 0;
     const client: KubeClient = {
       request: async <T,>(verb: string, path: string): Promise<T> => {
-        if (path.endsWith('/pods')) {
-          if (neosetReads === 0) await firstRunHeld; // run 1 is in flight until the test lets it go
-          return { items: [] } as T;
-        }
-        if (path.endsWith('/controllerrevisions')) return { items: [] } as T;
+        if (path.endsWith('/pods') || path.endsWith('/controllerrevisions')) return { items: [] } as T;
         neosetReads++;
-        // Run 1 finds the NeoSet gone (200); the follow-up meets an overloaded API server (503).
-        if (neosetReads === 1) throw new ApiError(verb, path, 404, 'NotFound', 'gone');
+        // Run 1 finds the NeoSet gone (200), once the test lets it go; the follow-up meets an overloaded API server (503).
+        if (neosetReads === 1) {
+          await firstRunHeld;
+          throw new ApiError(verb, path, 404, 'NotFound', 'gone');
+        }
         throw new ApiError(verb, path, 429, 'TooManyRequests', 'slow down');
       },
     };
@@ -125,6 +124,37 @@ describe('reconcile function HTTP contract', () => {
     expect(followUp.size).toBe(1);
     expect(byId.p0.startedAt).toBeLessThan([...followUp][0]);
     for (const c of covered) expect(c.startedAt).toBeGreaterThan(c.arrivedAt);
+  });
+
+  it('lists the children not older than the newest Pod of the events a run covers (snapshot-reader.ts)', async () => {
+    const podEvent = (i: number, resourceVersion: string) => {
+      const r = ce('dev.knative.apiserver.resource.update', { apiVersion: 'v1', kind: 'Pod', metadata: { name: `db-${i}`, namespace: 'default', resourceVersion, labels: { 'neoset.neo.io/name': 'db' } } });
+      return { ...r, headers: { ...r.headers, 'ce-id': `p${i}` } };
+    };
+    let release!: () => void;
+    const firstRunHeld = new Promise<void>((r) => (release = r));
+    const listedAt: unknown[] = [];
+    let reads = 0;
+    const client: KubeClient = {
+      request: async <T,>(verb: string, path: string, opts?: { query?: Record<string, unknown> }): Promise<T> => {
+        if (verb !== 'GET') return {} as T; // the writes a NeoSet of no replicas leads to (its status)
+        if (path.endsWith('/pods')) listedAt.push(opts?.query?.resourceVersion);
+        if (path.endsWith('/pods') || path.endsWith('/controllerrevisions')) return { items: [] } as T;
+        if (++reads === 1) await firstRunHeld;
+        const template = { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'mysql:8.0' }] } };
+        return { apiVersion: 'neo.io/v1alpha1', kind: 'NeoSet', metadata: { name: 'db', namespace: 'default', uid: 'u1', resourceVersion: '100', generation: 1 }, spec: { replicas: 0, selector: { matchLabels: { app: 'db' } }, template } } as T;
+      },
+    };
+    const app = createApp({ client, logger: pino({ level: 'silent' }), recheck: () => {} });
+    const first = app.request('/', podEvent(0, '150'));
+    await new Promise((r) => setTimeout(r, 20));
+    // Coalesced into one follow-up: the newest of 120, 9000 and 10000 (compared as numbers: as strings 9000 would win).
+    const rest = [podEvent(1, '120'), podEvent(2, '9000'), podEvent(3, '10000')].map((e) => app.request('/', e));
+    await new Promise((r) => setTimeout(r, 20));
+    release();
+    await first;
+    await Promise.all(rest);
+    expect(listedAt).toEqual(['150', '10000']);
   });
 });
 

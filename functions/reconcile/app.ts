@@ -12,6 +12,7 @@ import { createLogger } from '../../shared/http/logger.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { createCoalescer, mapBounded } from '../../shared/k8s/coalesce.ts';
 import { neosetsOf, reconcileOne, type NeoSetKey, type Outcome } from '../../shared/k8s/reconcile.ts';
+import { newest } from '../../shared/k8s/resource-version.ts';
 import { eventWait } from '../../shared/metrics/registry.ts';
 import { mountStateGauges } from '../../shared/metrics/state-gauges.ts';
 
@@ -53,6 +54,13 @@ export interface ReconcileDeps {
   sink?: LifecycleSink;
 }
 
+interface Ask {
+  duties: Duties;
+  seen?: string;
+}
+
+const resourceVersionOf = (object: unknown): string | undefined => (object as Pod | null)?.metadata?.resourceVersion;
+
 function skipReason(event: ParsedEvent): string | null {
   if (event.object === null || !event.type.endsWith('.update')) return null;
   if (event.target.kind === 'pod') return podEventCanSkip(event.object as Pod);
@@ -67,10 +75,12 @@ export function createApp(deps: ReconcileDeps): Hono {
   // One table per app instance (STYLE §6): at most one reconcile per NeoSet at a time, and the events
   // that arrive meanwhile share one follow-up. A Pod event also reaches the readiness function, whose
   // duties it then leaves alone (§2.2); a follow-up covering any NeoSet event or re-check does them all.
-  const coalescer = createCoalescer<Duties, Outcome>({
-    merge: (a, b) => (a === 'all' || b === 'all' ? 'all' : 'reconcile'),
-    run: async (key, duties) => {
-      const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), now, sink);
+  // What the events a run covers ask of it: the duties, and the newest Pod they showed (its lists must
+  // not be older: snapshot-reader.ts).
+  const coalescer = createCoalescer<Ask, Outcome>({
+    merge: (a, b) => ({ duties: a.duties === 'all' || b.duties === 'all' ? 'all' : 'reconcile', seen: b.seen === undefined ? a.seen : newest(b.seen, a.seen) }),
+    run: async (key, { duties, seen }) => {
+      const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), now, sink, seen);
       // Once per run, not per event: the events a run covers share its re-check too.
       if (outcome.result === 'conflict') recheck(key, CONFLICT_RECHECK_MS);
       else if (outcome.requeueAfter !== null && outcome.requeueAfter <= MAX_SELF_RECHECK_SECONDS) {
@@ -83,7 +93,7 @@ export function createApp(deps: ReconcileDeps): Hono {
     deps.recheck ??
     ((key: NeoSetKey, delayMs: number) => {
       setTimeout(() => {
-        coalescer.reconcile(key, 'all').catch((err: Error) => log.error({ neoset: `${key.namespace}/${key.name}`, error: err.message }, 're-check'));
+        coalescer.reconcile(key, { duties: 'all' }).catch((err: Error) => log.error({ neoset: `${key.namespace}/${key.name}`, error: err.message }, 're-check'));
       }, delayMs).unref();
     });
   return createEventApp({
@@ -99,10 +109,10 @@ export function createApp(deps: ReconcileDeps): Hono {
       // comes as its own event) costs no run (shared/core/event-relevance.ts).
       const skipped = skipReason(event);
       if (skipped !== null) return keys.map((key) => ({ neoset: `${key.namespace}/${key.name}`, result: 'ok', actions: [], statusWritten: false, requeueAfter: null, skipped }));
-      const duties: Duties = event.target.kind === 'pod' ? 'reconcile' : 'all';
+      const ask: Ask = event.target.kind === 'pod' ? { duties: 'reconcile', seen: resourceVersionOf(event.object) } : { duties: 'all' };
       // A tick's failed NeoSets are answered 200 by the event app: they wait for the next tick.
       return mapBounded(keys, SWEEP_PARALLELISM, async (key) => {
-        const { value, startedAt, finishedAt } = await coalescer.reconcile(key, duties);
+        const { value, startedAt, finishedAt } = await coalescer.reconcile(key, ask);
         eventWait.observe(Math.max(0, startedAt - arrivedAt) / 1000);
         deps.onCovered?.({ eventId: event.id, neoset: value.neoset, arrivedAt, startedAt, finishedAt });
         return value;

@@ -312,6 +312,16 @@ export const NeoSetStatus = z
       .describe(
         'Updates a decision claimed before acting (SPEC 2.0): each counts as unavailable until the pod moves past the claimed resourceVersion.',
       ),
+    observedResourceVersions: z
+      .object({
+        pods: z.string().optional().describe("The pod list's resourceVersion."),
+        controllerrevisions: z.string().optional().describe("The ControllerRevision list's resourceVersion."),
+        persistentvolumeclaims: z.string().optional().describe("The PVC list's resourceVersion (read only with volumeClaimTemplates)."),
+      })
+      .optional()
+      .describe(
+        'The resourceVersions of the lists this status was decided from. The next decision lists the children not older than these (SPEC 2.0): it sees every pod write a claim this status no longer holds covered.',
+      ),
     canary: z
       .object({
         revision: z.string().describe('The update revision the steps run for; a new one starts again at step 0.'),

@@ -131,7 +131,7 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
   return {
     actions,
     claim,
-    status: claim || !sameJson(withoutClaims(status), withoutClaims(snapshot.neoset.status ?? {})) ? status : null,
+    status: claim || !sameJson(withoutBookkeeping(status), withoutBookkeeping(snapshot.neoset.status ?? {})) ? status : null,
     requeueAfter: wake.requeueAfter(),
     ...(o.canary.analysisDue ? { analysis: o.canary.analysisDue } : {}),
   };
@@ -140,10 +140,12 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
 /**
  * A status that differs from the stored one only in claims that died (their pods were written since)
  * is not worth a write of its own: a dead claim counts for nothing (observed.ts), and the next status
- * write drops it. Without this, every claim would cost a second status write to clear it.
+ * write drops it. Without this, every claim would cost a second status write to clear it. Nor are
+ * the list versions the applier records with each status write (observedResourceVersions): they move
+ * with every read.
  */
-function withoutClaims(status: NeoSetStatus): NeoSetStatus {
-  const { updateClaims: _, ...rest } = status;
+function withoutBookkeeping(status: NeoSetStatus): NeoSetStatus {
+  const { updateClaims: _, observedResourceVersions: __, ...rest } = status;
   return rest;
 }
 

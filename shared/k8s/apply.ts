@@ -69,9 +69,12 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
   const events = eventBatch(client, owner, now, opts.instance);
   const ctx = newCtx(events.add, now, owner, neoset, opts.sink);
   let resourceVersion = neoset.metadata.resourceVersion;
+  // Every status written records the lists it was decided from (snapshot-reader.ts): the next
+  // decision lists not older than these.
+  const stamp = (status: NeoSetStatus): NeoSetStatus => (snapshot.listed ? { ...status, observedResourceVersions: snapshot.listed } : status);
   const writeStatus = async (status: NeoSetStatus, what: string) => {
     const r = await client.request<{ metadata?: ObjectMeta }>('PUT', paths.neosetStatus(ns, neoset.metadata.name), {
-      body: { apiVersion: neoset.apiVersion, kind: neoset.kind, metadata: { ...neoset.metadata, resourceVersion }, spec: neoset.spec, status },
+      body: { apiVersion: neoset.apiVersion, kind: neoset.kind, metadata: { ...neoset.metadata, resourceVersion }, spec: neoset.spec, status: stamp(status) },
     });
     resourceVersion = r?.metadata?.resourceVersion ?? resourceVersion;
     written.push(what);

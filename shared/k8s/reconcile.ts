@@ -69,13 +69,15 @@ export async function reconcileOne(
   decider: Decider,
   now: () => Date = () => new Date(),
   sink?: LifecycleSink,
+  /** The newest resourceVersion of the Pods in the events this run answers (readSnapshot's `seen`). */
+  seen?: string,
 ): Promise<Outcome> {
   const id = `${key.namespace}/${key.name}`;
   const stop = reconcileDuration.startTimer();
   const outcome = await (async (): Promise<Outcome> => {
     try {
       const read = reconcilePhase.startTimer({ phase: 'read' });
-      const snapshot = await readSnapshot(client, key.namespace, key.name);
+      const snapshot = await readSnapshot(client, key.namespace, key.name, seen);
       read();
       if (!snapshot) return { neoset: id, result: 'gone', actions: [], statusWritten: false, requeueAfter: null };
       const at = now();

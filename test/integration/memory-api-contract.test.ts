@@ -53,7 +53,8 @@ async function scenario(client: KubeClient, namespace: string): Promise<Outcome[
       const message = err.message
         .split('\n')[0]
         .replace(/\((\d+)\)/g, '(<rv>)')
-        .replace(/in record \([0-9a-f-]{36}\)/g, 'in record (<uid>)');
+        .replace(/in record \([0-9a-f-]{36}\)/g, 'in record (<uid>)')
+        .replace(/current: \d+/, 'current: <rv>');
       out.push({ step: name, answer: `${err.status} ${err.reason}`, fields: message });
     }
   };
@@ -193,6 +194,14 @@ async function scenario(client: KubeClient, namespace: string): Promise<Outcome[
     await step(`list ${selector}`, () => req<{ items: KubeObject[] }>('GET', paths.pods(namespace), { query: { labelSelector: selector } }).then((l) => ({ ...l, metadata: undefined })), (o) =>
       (o as unknown as { items: KubeObject[] }).items.map((p) => p.metadata.name));
   }
+  // The snapshot reader's lists: not older than a resourceVersion it has read (snapshot-reader.ts).
+  const names = (o: KubeObject) => (o as unknown as { items: KubeObject[] }).items.map((p) => p.metadata.name);
+  const listed = (query: Record<string, string>) => () => req<{ items: KubeObject[] }>('GET', paths.pods(namespace), { query: { labelSelector: 'app=web', ...query } }).then((l) => ({ ...l, metadata: undefined }));
+  await step('list not older than the last write', listed({ resourceVersion: last!.metadata.resourceVersion!, resourceVersionMatch: 'NotOlderThan' }), names);
+  await step('list resourceVersionMatch without resourceVersion', listed({ resourceVersionMatch: 'NotOlderThan' }));
+  await step('list resourceVersionMatch unknown', listed({ resourceVersion: '1', resourceVersionMatch: 'Newest' }));
+  await step('list not older than a malformed version', listed({ resourceVersion: 'abc', resourceVersionMatch: 'NotOlderThan' }));
+  await step('list not older than a version not reached (3 s wait)', listed({ resourceVersion: '999999999', resourceVersionMatch: 'NotOlderThan' }));
 
   // NeoSet: the status subresource and generation.
   const setPath = paths.neoset(namespace, 'web');

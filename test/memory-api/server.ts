@@ -47,9 +47,31 @@ export function serve(store: Store, admission: Admission, req: Request): unknown
 
 function list(store: Store, t: Target, query: Record<string, unknown>): unknown {
   if (query.fieldSelector) throw badRequest('the memory API does not serve fieldSelector');
+  checkResourceVersionMatch(store, query);
   const selected = labelMatcher(query.labelSelector === undefined ? undefined : String(query.labelSelector));
   const items = store.list(t.info.plural as Resource, t.namespace).filter((o) => selected(o.metadata.labels));
   return { apiVersion: apiVersionOf(t.info), kind: `${t.info.kind}List`, metadata: { resourceVersion: store.resourceVersion }, items };
+}
+
+/**
+ * A list's resourceVersion and resourceVersionMatch as kube-apiserver checks them (ValidateListOptions;
+ * the watch cache's waitUntilFresh). The store is always fresh, so every list it answers is the newest
+ * — one of the answers a real server may give to "not older than"; a version it has not reached yet
+ * is the real server's answer after its 3 s wait: 504, "Too large resource version".
+ */
+function checkResourceVersionMatch(store: Store, query: Record<string, unknown>): void {
+  const match = query.resourceVersionMatch === undefined ? '' : String(query.resourceVersionMatch);
+  const version = query.resourceVersion === undefined ? '' : String(query.resourceVersion);
+  if (match !== '' && version === '') throw invalid('ListOptions.meta.k8s.io', '', ['resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided']);
+  if (match !== '' && match !== 'NotOlderThan' && match !== 'Exact') {
+    throw invalid('ListOptions.meta.k8s.io', '', [`resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan", ""`]);
+  }
+  if (match === 'Exact') throw badRequest('the memory API keeps no history: it does not serve resourceVersionMatch=Exact');
+  if (version === '' || version === '0') return;
+  if (!/^[0-9]+$/.test(version)) throw badRequest(`invalid resource version: resourceVersion: Invalid value: "${version}": strconv.ParseUint: parsing "${version}": invalid syntax`);
+  if (Number(version) > Number(store.resourceVersion)) {
+    throw new StatusError(504, 'Timeout', `Timeout: Too large resource version: ${version}, current: ${store.resourceVersion}`);
+  }
 }
 
 /** Live pods as ResourceQuota counts them (QuotaV1Pod): not finished, not past their deletion grace. */

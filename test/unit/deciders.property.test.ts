@@ -5,7 +5,10 @@
 // progress, clock steps (minReadySeconds expiries) and user edits (partition, pause, a new template,
 // a rollback). Every write is the real applier's against the in-memory API (real resourceVersion
 // semantics: a stale write 409s). The lagging decider's NeoSet reads answer with the NeoSet as it was
-// when its previous reconcile began — a read one reconcile behind. After every step the oracle (test/oracle, written from the SPEC)
+// when its previous reconcile began — a read one reconcile behind. Each decider's lists come from its
+// own API server's watch cache (snapshot-reader.ts asks for children "not older than" the NeoSet it
+// read): a copy of the cluster taken at random moments, caught up only when it is older than asked.
+// After every step the oracle (test/oracle, written from the SPEC)
 // judges what changed; when the user stops, one decider converges the NeoSet.
 //
 // Only progress comes from the kubelet here (pods start and become Ready; nothing breaks): a pod that
@@ -18,6 +21,7 @@ import { decide } from '../../shared/core/decide.ts';
 import { applyPlan } from '../../shared/k8s/apply.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { readSnapshot } from '../../shared/k8s/snapshot-reader.ts';
+import type { MemoryApi } from '../memory-api/index.ts';
 import { checkInvariants, type Observation } from '../oracle/index.ts';
 import { describePods } from './helpers.ts';
 import { NAMESPACE, World } from './world.ts';
@@ -32,6 +36,8 @@ class Decider {
   /** The NeoSet a lagging decider's reads answer with: the one of its previous reconcile's start. */
   #lagged: unknown = null;
   #next: unknown = null;
+  /** Its API server's watch cache: what lists with resourceVersionMatch=NotOlderThan are answered from. */
+  #cache: MemoryApi | null = null;
   failure: unknown = null;
   readonly client: KubeClient;
   readonly w: World;
@@ -45,16 +51,27 @@ class Decider {
         await new Promise<void>((resolve) => this.#queue.push(resolve));
         const [verb, path] = args;
         if (this.lagging && this.#lagged !== null && verb === 'GET' && NEOSET_GET.test(path)) return JSON.parse(JSON.stringify(this.#lagged)) as T;
+        const query = args[2]?.query;
+        if (verb === 'GET' && query?.resourceVersionMatch === 'NotOlderThan') {
+          // kube-apiserver's watch cache waits until it has caught up with the version asked for.
+          if (!this.#cache || Number(this.#cache.store.resourceVersion) < Number(query.resourceVersion)) this.catchUp();
+          return this.#cache!.client.request<T>(...args);
+        }
         return this.w.api.client.request<T>(...args);
       },
     };
+  }
+
+  /** The watch cache catches up with the cluster as it is now. */
+  catchUp(): void {
+    this.#cache = this.w.fork().api;
   }
 
   get busy(): boolean {
     return this.#busy;
   }
 
-  /** A reconcile begins: read (children, then the NeoSet), decide, apply — each request when granted. */
+  /** A reconcile begins: read (the NeoSet, then the children), decide, apply — each request when granted. */
   start(): void {
     if (this.#busy) return;
     this.#busy = true;
@@ -90,6 +107,7 @@ const command = fc.oneof(
   { weight: 6, arbitrary: fc.record({ k: fc.constant('start' as const), d: decider }) },
   { weight: 24, arbitrary: fc.record({ k: fc.constant('grant' as const), d: decider }) },
   { weight: 6, arbitrary: fc.record({ k: fc.constant('kubelet' as const), pod: fc.nat(5) }) },
+  { weight: 3, arbitrary: fc.record({ k: fc.constant('cache' as const), d: decider }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('time' as const), seconds: fc.integer({ min: 1, max: 6 }) }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('partition' as const), n: fc.nat(6) }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('pause' as const), on: fc.boolean() }) },
@@ -132,6 +150,8 @@ async function step(w: World, deciders: Decider[], c: Command): Promise<void> {
       return deciders[c.d].grant();
     case 'kubelet':
       return w.kubeletSync(`${w.name}-${c.pod}`);
+    case 'cache':
+      return deciders[c.d].catchUp();
     case 'time':
       return w.advance(c.seconds);
     case 'partition':

@@ -30,6 +30,8 @@ describe('status', () => {
       targetImage: 'nginx:v2',
       phase: 'Canary',
       currentUpdatePods: [],
+      // The lists this status was decided from (the applier's record, snapshot-reader.ts).
+      observedResourceVersions: { pods: expect.stringMatching(/^[1-9][0-9]*$/), controllerrevisions: expect.stringMatching(/^[1-9][0-9]*$/) },
       conditions: [
         { type: 'Available', status: 'True', reason: 'EnoughReplicas', message: '3/3 ready', lastTransitionTime: '2025-01-01T00:00:00Z', observedGeneration: 2 },
         { type: 'Progressing', status: 'True', reason: 'Canary', message: '1/3 updated', lastTransitionTime: '2025-01-01T00:00:00Z', observedGeneration: 2 },
