@@ -139,10 +139,12 @@ describe('reconcile function HTTP contract', () => {
       request: async <T,>(verb: string, path: string, opts?: { query?: Record<string, unknown> }): Promise<T> => {
         if (verb !== 'GET') return {} as T; // the writes a NeoSet of no replicas leads to (its status)
         if (path.endsWith('/pods')) listedAt.push(opts?.query?.resourceVersion);
-        if (path.endsWith('/pods') || path.endsWith('/controllerrevisions')) return { items: [] } as T;
+        // Each list as new as asked: kept, not listed again (its status records older lists).
+        if (path.endsWith('/pods') || path.endsWith('/controllerrevisions')) return { metadata: { resourceVersion: String(Math.max(2, Number(opts?.query?.resourceVersion))) }, items: [] } as T;
         if (++reads === 1) await firstRunHeld;
         const template = { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'mysql:8.0' }] } };
-        return { apiVersion: 'neo.io/v1alpha1', kind: 'NeoSet', metadata: { name: 'db', namespace: 'default', uid: 'u1', resourceVersion: '100', generation: 1 }, spec: { replicas: 0, selector: { matchLabels: { app: 'db' } }, template } } as T;
+        const status = { observedResourceVersions: { pods: '1', controllerrevisions: '1' } };
+        return { apiVersion: 'neo.io/v1alpha1', kind: 'NeoSet', metadata: { name: 'db', namespace: 'default', uid: 'u1', resourceVersion: '100', generation: 1 }, spec: { replicas: 0, selector: { matchLabels: { app: 'db' } }, template }, status } as T;
       },
     };
     const app = createApp({ client, logger: pino({ level: 'silent' }), recheck: () => {} });

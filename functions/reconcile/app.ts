@@ -77,16 +77,19 @@ export function createApp(deps: ReconcileDeps): Hono {
   // duties it then leaves alone (§2.2); a follow-up covering any NeoSet event or re-check does them all.
   // What the events a run covers ask of it: the duties, and the newest Pod they showed (its lists must
   // not be older: snapshot-reader.ts).
-  const coalescer = createCoalescer<Ask, Outcome>({
+  // A run ends, and the NeoSet's next may start, once its writes have landed; its Events may still be
+  // in flight (`tail`): each event covered waits for them before it is answered.
+  const coalescer = createCoalescer<Ask, { outcome: Outcome; tail: Promise<unknown> }>({
     merge: (a, b) => ({ duties: a.duties === 'all' || b.duties === 'all' ? 'all' : 'reconcile', seen: b.seen === undefined ? a.seen : newest(b.seen, a.seen) }),
     run: async (key, { duties, seen }) => {
-      const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), now, sink, seen);
+      const tails: Promise<void>[] = [];
+      const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), { now, sink, seen, defer: (t) => void tails.push(t) });
       // Once per run, not per event: the events a run covers share its re-check too.
       if (outcome.result === 'conflict') recheck(key, CONFLICT_RECHECK_MS);
       else if (outcome.requeueAfter !== null && outcome.requeueAfter <= MAX_SELF_RECHECK_SECONDS) {
         recheck(key, Math.max(100, outcome.requeueAfter * 1000));
       }
-      return outcome;
+      return { outcome, tail: Promise.all(tails) };
     },
   });
   const recheck =
@@ -113,9 +116,10 @@ export function createApp(deps: ReconcileDeps): Hono {
       // A tick's failed NeoSets are answered 200 by the event app: they wait for the next tick.
       return mapBounded(keys, SWEEP_PARALLELISM, async (key) => {
         const { value, startedAt, finishedAt } = await coalescer.reconcile(key, ask);
+        await value.tail;
         eventWait.observe(Math.max(0, startedAt - arrivedAt) / 1000);
-        deps.onCovered?.({ eventId: event.id, neoset: value.neoset, arrivedAt, startedAt, finishedAt });
-        return value;
+        deps.onCovered?.({ eventId: event.id, neoset: value.outcome.neoset, arrivedAt, startedAt, finishedAt });
+        return value.outcome;
       });
     },
   });

@@ -50,6 +50,12 @@ export interface ApplyOptions {
   sink?: LifecycleSink;
   /** Reported as the Event's reportingInstance. */
   instance?: string;
+  /**
+   * Given the plan's Events in flight, once every write has landed, instead of their being awaited:
+   * nothing decides from Events, so the NeoSet's next decision need not wait for them; the caller
+   * awaits them before it answers the event (SPEC §2.0, "nothing lost").
+   */
+  defer?: (tail: Promise<void>) => void;
 }
 
 /** Raised inside the applier for an AlreadyExists that is not a race of ours; reported like any refusal. */
@@ -80,6 +86,7 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
     written.push(what);
   };
   let statusWritten = false;
+  let flushed: Promise<void> | undefined;
   const current = plan.status ?? neoset.status ?? {};
   let failing: Action | undefined;
   // Claims this plan releases go first (decide.ts releases()): their pods' resourceVersions move
@@ -124,15 +131,16 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
     const writes = plan.actions.some((a) => a.kind !== 'recordEvent');
     const cleared = writes ? withoutFailure(current) : current;
     // The Events tell of the pod writes, all done: they go out with the status write, not after it.
-    const flushed = events.flush();
+    flushed = events.flush();
     if ((!statusWritten && plan.status) || cleared !== current) {
-      await writeStatus(cleared, 'status').finally(() => flushed);
+      await writeStatus(cleared, 'status');
       statusWritten = true;
     }
-    await flushed;
+    if (opts.defer) opts.defer(flushed);
+    else await flushed;
     return { outcome: 'applied', written, statusWritten };
   } catch (err) {
-    await events.flush(); // the Events of the writes that were made
+    await Promise.all([flushed, events.flush()]); // the Events of the writes that were made
     if (!(err instanceof ApiError)) throw err;
     if (!(err instanceof NameTakenError) && (err.isConflict || (err.isNotFound && err.verb !== 'GET'))) {
       // 409: lost a race. 404 on a write: the object was deleted under us. Either way the snapshot

@@ -62,16 +62,18 @@ export async function neosetsOf(client: KubeClient, target: Target): Promise<Neo
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** Reads, decides and applies for one NeoSet. Never throws: the outcome says what happened. */
-export async function reconcileOne(
-  client: KubeClient,
-  key: NeoSetKey,
-  decider: Decider,
-  now: () => Date = () => new Date(),
-  sink?: LifecycleSink,
+export interface ReconcileOptions {
+  now?: () => Date;
+  sink?: LifecycleSink;
   /** The newest resourceVersion of the Pods in the events this run answers (readSnapshot's `seen`). */
-  seen?: string,
-): Promise<Outcome> {
+  seen?: string;
+  /** Takes the plan's Events in flight instead of awaiting them (ApplyOptions.defer). */
+  defer?: (tail: Promise<void>) => void;
+}
+
+/** Reads, decides and applies for one NeoSet. Never throws: the outcome says what happened. */
+export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: Decider, opts: ReconcileOptions = {}): Promise<Outcome> {
+  const { now = () => new Date(), sink, seen, defer } = opts;
   const id = `${key.namespace}/${key.name}`;
   const stop = reconcileDuration.startTimer();
   const outcome = await (async (): Promise<Outcome> => {
@@ -92,7 +94,7 @@ export async function reconcileOne(
         plan = decider({ ...snapshot, analysis: measurement }, at);
       }
       const apply = reconcilePhase.startTimer({ phase: 'apply' });
-      const applied = await applyPlan(client, snapshot, plan, { now, sink }).finally(() => apply());
+      const applied = await applyPlan(client, snapshot, plan, { now, sink, defer }).finally(() => apply());
       return {
         neoset: id,
         result: applied.outcome === 'applied' ? 'ok' : applied.outcome,

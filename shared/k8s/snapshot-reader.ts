@@ -1,7 +1,7 @@
-// Reads the Snapshot that decide() needs (§2.0). The NeoSet first, a quorum read (a GET without a
-// resourceVersion goes to etcd); then its children — pods and revisions carrying its label, and the
-// claims (PVCs) only when the spec has claim templates — in parallel, each list served from the API
-// server's watch cache as it is at least as new as the list the NeoSet's status was decided from
+// Reads the Snapshot that decide() needs (§2.0): the NeoSet, a quorum read (a GET without a
+// resourceVersion goes to etcd), and its children — pods and revisions carrying its label, and the
+// claims (PVCs) only when the spec has claim templates — each list served from the API server's
+// watch cache as it is at least as new as the list the NeoSet's status was decided from
 // (status.observedResourceVersions, recorded by the applier with every status write; for pods, also
 // at least as new as the Pods of the events being answered: what an event told of is decided on).
 //
@@ -25,7 +25,7 @@ import type { ControllerRevision, ObjectMeta, PersistentVolumeClaim, Pod } from 
 import type { ListedVersions, Snapshot } from '../core/snapshot.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
-import { newest } from './resource-version.ts';
+import { isNewer, newest } from './resource-version.ts';
 
 /** A NeoSet stored in the API server that does not satisfy the schema (admission was bypassed). */
 export class InvalidNeoSetError extends Error {
@@ -44,27 +44,49 @@ interface List<T> {
  * The snapshot of one NeoSet, or null when it does not exist. `seen`: the newest resourceVersion of
  * the Pods in the events this read answers — the pod list is not older than that either, so the change
  * an event tells of is in the decision it leads to, whichever API server the list comes from.
+ *
+ * The pods and revisions are listed while the NeoSet is read, at `seen` (or whatever the watch cache
+ * has), and kept when they turn out not older than the NeoSet's record (compared as KEP-5504 lets a
+ * client compare resourceVersions of one resource); else listed again at the record. With one API
+ * server that never happens: its cache only moves forward.
  */
 export async function readSnapshot(client: KubeClient, namespace: string, name: string, seen?: string): Promise<Snapshot | null> {
+  const labelSelector = `${LABEL_NEOSET_NAME}=${name}`;
+  const early = {
+    pods: listNotOlderThan<Pod>(client, paths.pods(namespace), labelSelector, seen ?? '0'),
+    controllerrevisions: listNotOlderThan<ControllerRevision>(client, paths.revisions(namespace), labelSelector, '0'),
+  };
+  const unused = () => void Promise.allSettled(Object.values(early));
   const raw = await client.request<unknown>('GET', paths.neoset(namespace, name)).catch((err) => {
+    unused();
     if (err.isNotFound) return null;
     throw err;
   });
   if (raw === null) return null;
   const parsed = NeoSet.safeParse(raw);
-  if (!parsed.success) throw new InvalidNeoSetError(namespace, name, parsed.error);
+  if (!parsed.success) {
+    unused();
+    throw new InvalidNeoSetError(namespace, name, parsed.error);
+  }
   const neoset = parsed.data;
   // What the last status was decided from; a status written before there was such a record (or by
   // hand): the NeoSet's own resourceVersion, which is newer still (one etcd, one revision counter).
   const recorded = neoset.status?.observedResourceVersions ?? {};
-  const floor = (resource: keyof ListedVersions) => recorded[resource] ?? neoset.metadata.resourceVersion;
-  const labelSelector = `${LABEL_NEOSET_NAME}=${name}`;
-  const none: List<never> = { items: [], metadata: {} };
+  const atLeast = async <T>(resource: keyof ListedVersions, path: string, started: Promise<List<T>> | null, also?: string): Promise<List<T>> => {
+    const floor = recorded[resource];
+    if (started) {
+      const list = await started;
+      const version = list.metadata?.resourceVersion;
+      if (floor !== undefined && version !== undefined && isNewer(floor, version) === false) return list;
+    }
+    const bound = floor ?? neoset.metadata.resourceVersion;
+    return listNotOlderThan<T>(client, path, labelSelector, bound === undefined ? also : also === undefined ? bound : newest(also, bound));
+  };
   // PVCs outlive their owner on Retain, so they are matched by label (given by name on AlreadyExists, apply.ts).
   const [pods, revisions, pvcs] = await Promise.all([
-    listNotOlderThan<Pod>(client, paths.pods(namespace), labelSelector, seen === undefined ? floor('pods') : newest(seen, floor('pods'))),
-    listNotOlderThan<ControllerRevision>(client, paths.revisions(namespace), labelSelector, floor('controllerrevisions')),
-    neoset.spec.volumeClaimTemplates.length === 0 ? none : listNotOlderThan<PersistentVolumeClaim>(client, paths.pvcs(namespace), labelSelector, floor('persistentvolumeclaims')),
+    atLeast<Pod>('pods', paths.pods(namespace), early.pods, seen),
+    atLeast<ControllerRevision>('controllerrevisions', paths.revisions(namespace), early.controllerrevisions),
+    neoset.spec.volumeClaimTemplates.length === 0 ? ({ items: [] } as List<PersistentVolumeClaim>) : atLeast<PersistentVolumeClaim>('persistentvolumeclaims', paths.pvcs(namespace), null),
   ]);
   const listed: ListedVersions = {};
   for (const [resource, list] of [['pods', pods], ['controllerrevisions', revisions], ['persistentvolumeclaims', pvcs]] as const) {

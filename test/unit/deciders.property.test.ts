@@ -6,8 +6,8 @@
 // a rollback). Every write is the real applier's against the in-memory API (real resourceVersion
 // semantics: a stale write 409s). The lagging decider's NeoSet reads answer with the NeoSet as it was
 // when its previous reconcile began — a read one reconcile behind. Each decider's lists come from its
-// own API server's watch cache (snapshot-reader.ts asks for children "not older than" the NeoSet it
-// read): a copy of the cluster taken at random moments, caught up only when it is older than asked.
+// own API server's watch cache (snapshot-reader.ts lists with a resourceVersion): a copy of the
+// cluster taken at random moments, caught up only when it is older than a "not older than" asks.
 // After every step the oracle (test/oracle, written from the SPEC)
 // judges what changed; when the user stops, one decider converges the NeoSet.
 //
@@ -36,7 +36,7 @@ class Decider {
   /** The NeoSet a lagging decider's reads answer with: the one of its previous reconcile's start. */
   #lagged: unknown = null;
   #next: unknown = null;
-  /** Its API server's watch cache: what lists with resourceVersionMatch=NotOlderThan are answered from. */
+  /** Its API server's watch cache: what lists with a resourceVersion are answered from. */
   #cache: MemoryApi | null = null;
   failure: unknown = null;
   readonly client: KubeClient;
@@ -52,9 +52,10 @@ class Decider {
         const [verb, path] = args;
         if (this.lagging && this.#lagged !== null && verb === 'GET' && NEOSET_GET.test(path)) return JSON.parse(JSON.stringify(this.#lagged)) as T;
         const query = args[2]?.query;
-        if (verb === 'GET' && query?.resourceVersionMatch === 'NotOlderThan') {
-          // kube-apiserver's watch cache waits until it has caught up with the version asked for.
-          if (!this.#cache || Number(this.#cache.store.resourceVersion) < Number(query.resourceVersion)) this.catchUp();
+        if (verb === 'GET' && query?.resourceVersion !== undefined) {
+          // kube-apiserver's watch cache; "not older than" waits until it has caught up with that version.
+          const behind = query.resourceVersionMatch === 'NotOlderThan' && Number(this.#cache?.store.resourceVersion ?? 0) < Number(query.resourceVersion);
+          if (!this.#cache || behind) this.catchUp();
           return this.#cache!.client.request<T>(...args);
         }
         return this.w.api.client.request<T>(...args);
@@ -71,7 +72,7 @@ class Decider {
     return this.#busy;
   }
 
-  /** A reconcile begins: read (the NeoSet, then the children), decide, apply — each request when granted. */
+  /** A reconcile begins: read (the children and the NeoSet), decide, apply — each request when granted. */
   start(): void {
     if (this.#busy) return;
     this.#busy = true;
