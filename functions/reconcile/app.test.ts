@@ -157,6 +157,10 @@ describe('reconcile function HTTP contract', () => {
     await first;
     await Promise.all(rest);
     expect(listedAt).toEqual(['150', '10000']);
+    // A replayed or hand-written event's resourceVersion that is not one (KEP-5504): not asked for.
+    listedAt.length = 0;
+    expect((await app.request('/', podEvent(5, 'abc'))).status).toBe(200);
+    expect(listedAt).toEqual(['0']);
   });
 });
 

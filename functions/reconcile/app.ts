@@ -12,7 +12,7 @@ import { createLogger } from '../../shared/http/logger.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { createCoalescer, mapBounded } from '../../shared/k8s/coalesce.ts';
 import { neosetsOf, reconcileOne, type NeoSetKey, type Outcome } from '../../shared/k8s/reconcile.ts';
-import { newest } from '../../shared/k8s/resource-version.ts';
+import { isComparable, newest } from '../../shared/k8s/resource-version.ts';
 import { eventWait } from '../../shared/metrics/registry.ts';
 import { mountStateGauges } from '../../shared/metrics/state-gauges.ts';
 
@@ -59,7 +59,11 @@ interface Ask {
   seen?: string;
 }
 
-const resourceVersionOf = (object: unknown): string | undefined => (object as Pod | null)?.metadata?.resourceVersion;
+/** The event's Pod's resourceVersion, when it is one a list can be asked not to be older than (a replayed or hand-written event may carry anything). */
+function resourceVersionOf(object: unknown): string | undefined {
+  const version = (object as Pod | null)?.metadata?.resourceVersion;
+  return typeof version === 'string' && isComparable(version) ? version : undefined;
+}
 
 function skipReason(event: ParsedEvent): string | null {
   if (event.object === null || !event.type.endsWith('.update')) return null;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isNewer, newest } from './resource-version.ts';
+import { isComparable, isNewer, newest } from './resource-version.ts';
 
 describe('resourceVersion comparison (KEP-5504)', () => {
   it('compares decimal integers by length, then digit by digit', () => {
@@ -14,6 +14,10 @@ describe('resourceVersion comparison (KEP-5504)', () => {
     expect(isNewer('012', '5')).toBeNull();
     expect(isNewer('abc', '5')).toBeNull();
     expect(isNewer('', '5')).toBeNull();
+  });
+  it('isComparable: a positive decimal integer without leading zeros', () => {
+    expect(['1', '42', '18446744073709551615'].map(isComparable)).toEqual([true, true, true]);
+    expect(['0', '', '007', '1e3', '-1', ' 5', 'abc'].map(isComparable)).toEqual([false, false, false, false, false, false, false]);
   });
   it('newest keeps the first when the second is absent, older or not comparable', () => {
     expect(newest('5', undefined)).toBe('5');

@@ -4,9 +4,12 @@
 
 const COMPARABLE = /^[1-9][0-9]*$/;
 
+/** Whether a resourceVersion can be compared with another (and asked for: not "0", which means any). */
+export const isComparable = (version: string): boolean => COMPARABLE.test(version);
+
 /** Whether `a` is newer than `b`; null when either is not a comparable resourceVersion. */
 export function isNewer(a: string, b: string): boolean | null {
-  if (!COMPARABLE.test(a) || !COMPARABLE.test(b)) return null;
+  if (!isComparable(a) || !isComparable(b)) return null;
   return a.length !== b.length ? a.length > b.length : a > b;
 }
 
