@@ -162,6 +162,35 @@ describe('reconcile function HTTP contract', () => {
     expect((await app.request('/', podEvent(5, 'abc'))).status).toBe(200);
     expect(listedAt).toEqual(['0']);
   });
+
+  it("answers an event only once its run's Events are posted (they no longer hold the NeoSet's slot)", async () => {
+    let releaseEvents!: () => void;
+    const eventsHeld = new Promise<void>((r) => (releaseEvents = r));
+    const posted: string[] = [];
+    const template = { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'mysql:8.0' }] } };
+    const client: KubeClient = {
+      request: async <T,>(verb: string, path: string, opts?: { body?: unknown }): Promise<T> => {
+        if (verb === 'POST' && path.endsWith('/events')) {
+          await eventsHeld;
+          posted.push(path);
+          return {} as T;
+        }
+        if (verb !== 'GET') return { metadata: { resourceVersion: '200', ...(opts?.body as { metadata?: object })?.metadata } } as T;
+        if (path.endsWith('/pods') || path.endsWith('/controllerrevisions')) return { metadata: { resourceVersion: '5' }, items: [] } as T;
+        const status = { observedResourceVersions: { pods: '1', controllerrevisions: '1' } };
+        return { apiVersion: 'neo.io/v1alpha1', kind: 'NeoSet', metadata: { name: 'db', namespace: 'default', uid: 'u1', resourceVersion: '100', generation: 1 }, spec: { replicas: 1, selector: { matchLabels: { app: 'db' } }, template }, status } as T;
+      },
+    };
+    const app = createApp({ client, logger: pino({ level: 'silent' }), recheck: () => {} });
+    let answered = false;
+    const neosetEvent = ce('dev.knative.apiserver.resource.update', { apiVersion: 'neo.io/v1alpha1', kind: 'NeoSet', metadata: { name: 'db', namespace: 'default' } });
+    const res = app.request('/', neosetEvent).then((r) => ((answered = true), r));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(answered).toBe(false); // its pod and revision are created; the Event about them is still in flight
+    releaseEvents();
+    expect((await res).status).toBe(200);
+    expect(posted.length).toBeGreaterThan(0);
+  });
 });
 
 describe('events reconcile leaves alone (shared/core/event-relevance.ts)', () => {
