@@ -184,7 +184,7 @@ describe('reconcile function HTTP contract', () => {
     const app = createApp({ client, logger: pino({ level: 'silent' }), recheck: () => {} });
     let answered = false;
     const neosetEvent = ce('dev.knative.apiserver.resource.update', { apiVersion: 'neo.io/v1alpha1', kind: 'NeoSet', metadata: { name: 'db', namespace: 'default' } });
-    const res = app.request('/', neosetEvent).then((r) => ((answered = true), r));
+    const res = Promise.resolve(app.request('/', neosetEvent)).then((r) => ((answered = true), r));
     await new Promise((r) => setTimeout(r, 50));
     expect(answered).toBe(false); // its pod and revision are created; the Event about them is still in flight
     releaseEvents();
