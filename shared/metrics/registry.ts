@@ -19,12 +19,15 @@ export const reconcileDuration = new Histogram({
   registers: [registry],
 });
 
+/** Millisecond-scale steps of one reconcile (its phases, an event's wait). */
+const STEP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+
 /** Where a reconcile's time goes (issue 10's breakdown of the rollout step). */
 export const reconcilePhase = new Histogram({
   name: 'neoset_reconcile_phase_seconds',
-  help: 'Time of one reconcile by phase: read (pods and revisions, then the NeoSet), decide, apply (claim, pod writes, status, Events).',
+  help: 'Time of one reconcile by phase: read (the NeoSet, with its pods and revisions listed alongside), decide, apply (claim, pod writes, status; its Events are posted after).',
   labelNames: ['phase'] as const,
-  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+  buckets: STEP_BUCKETS,
   registers: [registry],
 });
 
@@ -32,7 +35,7 @@ export const reconcilePhase = new Histogram({
 export const eventWait = new Histogram({
   name: 'neoset_event_wait_seconds',
   help: 'Time from an event reaching reconcile to the start of the reconcile that answers it (behind a run in flight).',
-  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+  buckets: STEP_BUCKETS,
   registers: [registry],
 });
 
