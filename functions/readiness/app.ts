@@ -1,6 +1,7 @@
 // The readiness function: Pod events → is this pod's in-place update really done (SPEC §4.5)? It
-// finishes the update and opens the pod's InPlaceUpdateReady gate, and records the update duration —
-// decided from the Pod in the event alone (shared/k8s/pod-readiness.ts), with no read of the NeoSet.
+// finishes the update and opens the pod's InPlaceUpdateReady gate, and records the update duration.
+// The Pod in the event only lets it skip; a write is decided from the pod as read from the API server
+// (shared/k8s/pod-readiness.ts, SPEC §2.0), with no read of the NeoSet.
 // Its duties are its own: on Pod events the reconcile function leaves them alone (§2.2).
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';

@@ -39,9 +39,10 @@ export interface ParsedEvent {
   type: string;
   target: Target;
   /**
-   * The object a Resource-mode add/update event carries (its state when the event was sent); null for
-   * a delete, a Reference-mode event or a tick. It may stand in for a read only where every write it
-   * leads to is conditional on its resourceVersion (SPEC §2.0).
+   * The object a Resource-mode add/update event carries (its state when the event was sent, as the
+   * sender claims it); null for a delete, a Reference-mode event or a tick. It may stand in for a read
+   * only to decide that nothing is to be done: a write is decided from the object read from the API
+   * server (SPEC §2, §2.0).
    */
   object: unknown;
 }

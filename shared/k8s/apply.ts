@@ -1,5 +1,7 @@
 // Turns a Plan into API writes (STYLE §2: one switch). Every write is conditional on the
-// resourceVersion (or uid) the action was computed from. A plan that claims (§2.0) writes the status
+// resourceVersion (or uid) the action was computed from — never an empty one: a write that would go
+// out without one is refused before it is sent (UnconditionalWriteError; creates are conditional on
+// the name being free). A plan that claims (§2.0) writes the status
 // first — after only the releases of claims it does not act on — conditional on the NeoSet's
 // resourceVersion; then the actions in order. The first lost race (409) ends the application — the
 // winner's write produces a new event, and the next decide() starts from it. Any other refusal is
@@ -62,6 +64,25 @@ export interface ApplyOptions {
 class NameTakenError extends ApiError {}
 
 /**
+ * A write that would go out without a resourceVersion: the API server takes a patch, a PUT or a
+ * delete precondition without one as unconditional — a write decided from nothing in particular
+ * (SPEC §2: "never an empty one"). Refused before any request, reported like any refusal: 428,
+ * HTTP's "the server requires the request to be conditional".
+ */
+export class UnconditionalWriteError extends ApiError {
+  constructor(verb: string, name: string) {
+    super(verb, name, 428, 'PreconditionRequired', `refused to write ${name} without a resourceVersion: the write would be unconditional`);
+    this.name = 'UnconditionalWriteError';
+  }
+}
+
+/** The resourceVersion a write is conditional on; never an empty one. */
+function conditionalOn(verb: string, name: string, resourceVersion: string | undefined): string {
+  if (!resourceVersion) throw new UnconditionalWriteError(verb, name);
+  return resourceVersion;
+}
+
+/**
  * Applies the plan. Throws only an ApiError that redelivery can fix (transient: 5xx, 429, no
  * connection) — after `written` has been filled, so the caller can still log what was done.
  */
@@ -80,7 +101,7 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
   const stamp = (status: NeoSetStatus): NeoSetStatus => (snapshot.listed ? { ...status, observedResourceVersions: snapshot.listed } : status);
   const writeStatus = async (status: NeoSetStatus, what: string) => {
     const r = await client.request<{ metadata?: ObjectMeta }>('PUT', paths.neosetStatus(ns, neoset.metadata.name), {
-      body: { apiVersion: neoset.apiVersion, kind: neoset.kind, metadata: { ...neoset.metadata, resourceVersion }, spec: neoset.spec, status: stamp(status) },
+      body: { apiVersion: neoset.apiVersion, kind: neoset.kind, metadata: { ...neoset.metadata, resourceVersion: conditionalOn('PUT', neoset.metadata.name, resourceVersion) }, spec: neoset.spec, status: stamp(status) },
     });
     resourceVersion = r?.metadata?.resourceVersion ?? resourceVersion;
     written.push(what);
@@ -182,10 +203,11 @@ function podWriteGroup(actions: Action[], start: number, limit: number): { chain
 }
 
 /**
- * The readiness function's writes (§2.0): pod writes decided from the Pod in the event alone, each
- * conditional on that Pod's resourceVersion (or chained on the previous write's). No status, no claim:
- * they do not depend on the spec. Events go on `owner`, the pod's NeoSet. A lost race is a conflict;
- * a refusal is thrown (the caller answers it as any failure).
+ * The readiness function's writes (§2.0): pod writes decided from the Pod as read from the API
+ * server, each conditional on its resourceVersion (or chained on the previous write's). No status,
+ * no claim: they do not depend on the spec. Events go on `owner`, the pod's NeoSet. A lost race is a
+ * conflict; a write that would be unconditional is refused before it is sent ('failed'); any other
+ * refusal is thrown (the caller answers it as any failure).
  */
 export async function applyPodWrites(client: KubeClient, owner: Owner, actions: Action[], opts: ApplyOptions = {}): Promise<ApplyResult> {
   const now = opts.now ?? (() => new Date());
@@ -202,6 +224,7 @@ export async function applyPodWrites(client: KubeClient, owner: Owner, actions: 
   } catch (err) {
     await events.flush();
     if (err instanceof ApiError && (err.isConflict || (err.isNotFound && err.verb !== 'GET'))) return { outcome: 'conflict', written, statusWritten: false };
+    if (err instanceof UnconditionalWriteError) return { outcome: 'failed', written, statusWritten: false, error: err };
     throw Object.assign(err as Error, { written });
   }
 }
@@ -218,7 +241,7 @@ interface Ctx {
   /** The NeoSet itself, for adopting a name taken at create time; absent for pod-only writes. */
   neoset: NeoSet | null;
   /** The resourceVersion a write is conditional on: its own, or (chained) the one our previous write to that object returned. */
-  rv: (ref: ObjectRef) => string;
+  rv: (ref: ObjectRef, verb?: string) => string;
   wrote: (ref: ObjectRef, result: Written) => void;
   sink?: LifecycleSink;
 }
@@ -231,10 +254,10 @@ function newCtx(event: Ctx['event'], now: () => Date, owner: Owner, neoset: NeoS
     owner,
     neoset,
     sink,
-    rv: (ref) => {
-      if (!ref.chained) return ref.resourceVersion;
-      const rv = returned.get(ref.uid);
+    rv: (ref, verb = 'PATCH') => {
       // Never an empty resourceVersion: the API server would take the write as unconditional.
+      if (!ref.chained) return conditionalOn(verb, ref.name, ref.resourceVersion);
+      const rv = returned.get(ref.uid);
       if (!rv) throw new ApiError('PATCH', ref.name, 409, 'Conflict', `no earlier write to ${ref.name} in this plan to chain on`);
       return rv;
     },
@@ -250,7 +273,7 @@ const keyOf = (kind: string, result: Written) => `${kind}/${result?.metadata?.ui
 
 async function applyAction(client: KubeClient, ns: string, action: Action, ctx: Ctx): Promise<void> {
   const metaOf = (ref: ObjectRef) => ({ resourceVersion: ctx.rv(ref) });
-  const preconditions = (ref: ObjectRef) => ({ kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: ref.uid, resourceVersion: ctx.rv(ref) } });
+  const preconditions = (ref: ObjectRef) => ({ kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: ref.uid, resourceVersion: ctx.rv(ref, 'DELETE') } });
   const patchPod = async (ref: ObjectRef, body: Record<string, unknown>, patch: 'merge' | 'strategic' = 'merge', path = paths.pod(ns, ref.name)) => {
     const r = await client.request<Written>('PATCH', path, { patch, body: { ...body, metadata: { ...metaOf(ref), ...(body.metadata as object) } } });
     ctx.wrote(ref, r);
@@ -401,14 +424,14 @@ async function createOrAdopt(client: KubeClient, ctx: Ctx, collection: string, p
       if (existing.metadata.labels?.[LABEL_NEOSET_NAME] === neoset.metadata.name) return existing;
       return client.request<Written>('PATCH', path, {
         patch: 'merge',
-        body: { metadata: { resourceVersion: existing.metadata.resourceVersion, labels: { [LABEL_NEOSET_NAME]: neoset.metadata.name } } },
+        body: { metadata: { resourceVersion: conditionalOn('PATCH', existing.metadata.name, existing.metadata.resourceVersion), labels: { [LABEL_NEOSET_NAME]: neoset.metadata.name } } },
       });
     }
     const revision = existing as ControllerRevision;
     if (body.kind === 'ControllerRevision' && control === 'orphan' && sameJson(revision.data?.spec?.template, (body as ControllerRevision).data.spec.template)) {
       return client.request<Written>('PATCH', path, {
         patch: 'merge',
-        body: { metadata: { resourceVersion: existing.metadata.resourceVersion, ownerReferences: [...(existing.metadata.ownerReferences ?? []), ...(body.metadata.ownerReferences ?? [])] } },
+        body: { metadata: { resourceVersion: conditionalOn('PATCH', existing.metadata.name, existing.metadata.resourceVersion), ownerReferences: [...(existing.metadata.ownerReferences ?? []), ...(body.metadata.ownerReferences ?? [])] } },
       });
     }
     const owner = existing.metadata.ownerReferences?.find((r) => r.controller);

@@ -1,9 +1,15 @@
-// The readiness function's work for one Pod event (SPEC §2.0, §2.2): the Pod in the event (Resource
-// mode; one GET in Reference mode) stands in for every read — what the decision needs of the NeoSet
-// was recorded on the pod when its update started — and every write is conditional on that Pod's
-// resourceVersion, so a stale or replayed event costs at most a lost race.
+// The readiness function's work for one Pod event (SPEC §2.0, §2.2). The Pod in the event (Resource
+// mode) may only tell it that nothing is to be done — most Pod events need nothing, and a skip costs
+// no read. When the event's pod says something is to be done, the pod is read from the API server
+// and the duties decided again from what was read; only that decision is applied, each write
+// conditional on the resourceVersion read. So a forged or stale event (no resourceVersion, the
+// current one, a state annotation removed, a finished update claimed) causes at most one GET, never
+// a write the pod's real state does not call for (§2 "Event = hint, never command"): +1 read per
+// pod written, not per event. What the decision needs of the NeoSet was recorded on the pod when its
+// update started, so there is no NeoSet read. A Reference-mode event carries no pod: read at once.
 import { KIND, LABEL_NEOSET_NAME } from '../api/names.ts';
-import type { Pod } from '../core/objects.ts';
+import type { OwnerReference, Pod } from '../core/objects.ts';
+import type { Action } from '../core/plan.ts';
 import { podReadiness } from '../core/update/readiness.ts';
 import type { Target } from '../events/target.ts';
 import { reconcileDuration, reconcileTotal } from '../metrics/registry.ts';
@@ -12,21 +18,48 @@ import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
 import type { Outcome } from './reconcile.ts';
 
+/** What readiness would do for a pod: null when it is no NeoSet's pod (nothing to do, no outcome). */
+type Duties = { owner: OwnerReference; actions: Action[] } | null;
+
+function dutiesOf(pod: Pod | null, nowMs: number): Duties {
+  const owner = pod?.metadata.ownerReferences?.find((r) => r.controller && r.kind === KIND);
+  if (!pod || !owner || pod.metadata.labels?.[LABEL_NEOSET_NAME] !== owner.name) return null;
+  return { owner, actions: podReadiness(pod, nowMs) };
+}
+
+/**
+ * The duties the event's pod would call for, or 'read' when only a read can say: the event's pod
+ * would have something written, or is not even shaped like a pod (a forged body decides nothing).
+ */
+function hinted(object: unknown, nowMs: number): Duties | 'read' {
+  if (object === null || object === undefined) return 'read';
+  try {
+    const duties = dutiesOf(object as Pod, nowMs);
+    return duties && duties.actions.length > 0 ? 'read' : duties;
+  } catch {
+    return 'read';
+  }
+}
+
 export async function readinessOne(client: KubeClient, target: Extract<Target, { kind: 'pod' }>, object: unknown, now: () => Date): Promise<Outcome[]> {
   const stop = reconcileDuration.startTimer();
-  const pod = (object as Pod | null) ?? (await client.request<Pod>('GET', paths.pod(target.namespace, target.name)).catch((err) => {
-    if (err instanceof ApiError && err.isNotFound) return null;
-    throw err;
-  }));
-  const owner = pod?.metadata.ownerReferences?.find((r) => r.controller && r.kind === KIND);
-  if (!pod || !owner || pod.metadata.labels?.[LABEL_NEOSET_NAME] !== owner.name) return [];
+  let duties = hinted(object, now().getTime());
+  if (duties === 'read') {
+    const pod = await client.request<Pod>('GET', paths.pod(target.namespace, target.name)).catch((err) => {
+      if (err instanceof ApiError && err.isNotFound) return null;
+      throw err;
+    });
+    duties = dutiesOf(pod, now().getTime());
+  }
+  if (!duties) return [];
+  const { owner, actions } = duties;
   const id = `${target.namespace}/${owner.name}`;
   const outcome = await (async (): Promise<Outcome> => {
-    const actions = podReadiness(pod, now().getTime());
     if (actions.length === 0) return { neoset: id, result: 'ok', actions: [], statusWritten: false, requeueAfter: null };
     try {
       const applied = await applyPodWrites(client, { name: owner.name, namespace: target.namespace, uid: owner.uid }, actions, { now });
-      return { neoset: id, result: applied.outcome === 'applied' ? 'ok' : applied.outcome, actions: applied.written, statusWritten: false, requeueAfter: null };
+      const result = applied.outcome === 'applied' ? 'ok' : applied.outcome;
+      return { neoset: id, result, actions: applied.written, statusWritten: false, requeueAfter: null, ...(applied.error ? { error: applied.error.message } : {}) };
     } catch (err) {
       const transient = err instanceof ApiError ? err.isTransient : false;
       return { neoset: id, result: 'error', actions: writtenBefore(err), statusWritten: false, requeueAfter: null, error: (err as Error).message, transient };

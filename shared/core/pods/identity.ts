@@ -45,6 +45,11 @@ export function neosetOwnerRef(neoset: NeoSet, controller: boolean): OwnerRefere
   return controller ? { ...ref, controller: true, blockOwnerDeletion: true } : ref;
 }
 
+/**
+ * The object a write is conditional on. A missing resourceVersion becomes '' — which the applier
+ * refuses to send (shared/k8s/apply.ts UnconditionalWriteError): objects written to come from the API
+ * server, which always gives one.
+ */
 export function objectRef(meta: { name: string; uid?: string; resourceVersion?: string }): ObjectRef {
   return { name: meta.name, uid: meta.uid ?? '', resourceVersion: meta.resourceVersion ?? '' };
 }

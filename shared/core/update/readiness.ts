@@ -1,8 +1,10 @@
 // The readiness function's duties (§2.2, §4.5): is a pod's in-place update really done (step 3), and
 // may its readiness gate open (step 4, or a new pod once it runs, §4.1)? Decided from the pod alone —
 // the readiness mode the update started under is recorded in its state annotation — so the readiness
-// function needs no read of the NeoSet: the Pod in its event, every write conditional on that Pod's
-// resourceVersion (SPEC §2.0). decide() takes its in-place ends from here too: one rule, one home.
+// function needs no read of the NeoSet. It asks this of the Pod in its event only to skip; what it
+// writes is asked again of the pod as read, each write conditional on that read's resourceVersion
+// (SPEC §2.0, shared/k8s/pod-readiness.ts). decide() takes its in-place ends from here too: one rule,
+// one home.
 import { hasFinished, inPlaceGate, inPlaceUpdateDone, isRunningAndStarted, isTerminating } from '../pods/conditions.ts';
 import { objectRef, podRevision } from '../pods/identity.ts';
 import type { Pod } from '../objects.ts';
