@@ -7,6 +7,7 @@ import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { ConfigError } from '../config-error.ts';
 import { startServer, type TlsFiles } from './serve.ts';
+import { reportUnhandledRejections } from './unhandled.ts';
 
 
 export function tlsFromEnv(env: NodeJS.ProcessEnv): TlsFiles | null {
@@ -48,6 +49,17 @@ const AFTER_LISTENING_DELAY_MS = 1000;
  * its failure (e.g. a kubeconfig that does not load) stops the process as a failure to start would.
  */
 export async function runFunction(name: string, logger: Logger, makeApp: () => Hono, afterListening?: () => Promise<unknown>): Promise<void> {
+  reportUnhandledRejections(logger);
+  // An uncaught exception is different: it left synchronous code half-run — possibly between two
+  // updates of the coalescing table (shared/k8s/coalesce.ts), where a slot never freed would hold
+  // every later event of its NeoSet unanswered — and Node documents the process as in an undefined
+  // state after one. So: the same fatal line, then exit 1; the platform starts a fresh instance, which
+  // loses nothing (all memory is in the cluster; unanswered events are redelivered). A rejection has
+  // no such half-run code (its async function unwound through its own try/finally): it is survived.
+  process.on('uncaughtException', (err, origin) => {
+    logger.fatal({ err, origin }, `${name}: uncaught exception; exiting`);
+    process.exit(1);
+  });
   try {
     const app = makeApp();
     const hostname = process.env.HOST || undefined;

@@ -26,6 +26,7 @@ import type { ListedVersions, Snapshot } from '../core/snapshot.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
 import { isNewer, newest } from './resource-version.ts';
+import { handledFromBirth } from '../handled.ts';
 
 /** A NeoSet stored in the API server that does not satisfy the schema (admission was bypassed). */
 export class InvalidNeoSetError extends Error {
@@ -45,29 +46,33 @@ interface List<T> {
  * the Pods in the events this read answers — the pod list is not older than that either, so the change
  * an event tells of is in the decision it leads to, whichever API server the list comes from.
  *
- * The pods and revisions are listed while the NeoSet is read, at `seen` (or whatever the watch cache
- * has), and kept when they turn out not older than the NeoSet's record (compared as KEP-5504 lets a
- * client compare resourceVersions of one resource); else listed again at the record. With one API
- * server that never happens: its cache only moves forward.
+ * The pods and revisions are listed while the NeoSet is read, from the watch cache as it is, and kept
+ * when they turn out not older than the NeoSet's record (compared as KEP-5504 lets a client compare
+ * resourceVersions of one resource); else listed again at the record. With one API server that never
+ * happens: its cache only moves forward.
+ *
+ * `seen` comes from an event, which anyone may forge: it is never waited for. A pod list older than
+ * `seen` is replaced by a consistent list (newer than anything etcd had when it was asked, so not
+ * older than a genuine `seen`), never by a list asked not to be older than `seen` — an API server
+ * waits ~3 s for a version it has not reached before its 504, and a forged `999999999999` is one it
+ * never reaches. A genuine `seen` rarely costs that list: one API server's cache already holds every
+ * version it has sent in an event; only a second API server behind the first does not.
  */
 export async function readSnapshot(client: KubeClient, namespace: string, name: string, seen?: string): Promise<Snapshot | null> {
   const labelSelector = `${LABEL_NEOSET_NAME}=${name}`;
+  // Started before the NeoSet GET and awaited after it: handled from birth, or a list failing while the
+  // GET is in flight (an API server's 500) would be an unhandled rejection, which ends a Node process.
   const early = {
-    pods: listNotOlderThan<Pod>(client, paths.pods(namespace), labelSelector, seen ?? '0'),
-    controllerrevisions: listNotOlderThan<ControllerRevision>(client, paths.revisions(namespace), labelSelector, '0'),
+    pods: handledFromBirth(listNotOlderThan<Pod>(client, paths.pods(namespace), labelSelector, ANY)),
+    controllerrevisions: handledFromBirth(listNotOlderThan<ControllerRevision>(client, paths.revisions(namespace), labelSelector, ANY)),
   };
-  const unused = () => void Promise.allSettled(Object.values(early));
   const raw = await client.request<unknown>('GET', paths.neoset(namespace, name)).catch((err) => {
-    unused();
-    if (err.isNotFound) return null;
+    if (err instanceof ApiError && err.isNotFound) return null;
     throw err;
   });
   if (raw === null) return null;
   const parsed = NeoSet.safeParse(raw);
-  if (!parsed.success) {
-    unused();
-    throw new InvalidNeoSetError(namespace, name, parsed.error);
-  }
+  if (!parsed.success) throw new InvalidNeoSetError(namespace, name, parsed.error);
   const neoset = parsed.data;
   // What the last status was decided from; a status written before there was such a record (or by
   // hand): the NeoSet's own resourceVersion, which is newer still (one etcd, one revision counter).
@@ -77,8 +82,11 @@ export async function readSnapshot(client: KubeClient, namespace: string, name: 
     if (started) {
       const list = await started;
       const version = list.metadata?.resourceVersion;
+      // The cache has not shown what the event told of (or cannot say): ask etcd's present, not `also`.
+      if (also !== undefined && (version === undefined || isNewer(also, version) !== false)) return listNotOlderThan<T>(client, path, labelSelector, undefined);
       if (floor !== undefined && version !== undefined && isNewer(floor, version) === false) return list;
     }
+    // Here `also` is not newer than a list this API server served: a version that exists, safe to ask.
     const bound = floor ?? neoset.metadata.resourceVersion;
     return listNotOlderThan<T>(client, path, labelSelector, bound === undefined ? also : also === undefined ? bound : newest(also, bound));
   };
@@ -94,6 +102,9 @@ export async function readSnapshot(client: KubeClient, namespace: string, name: 
   }
   return { neoset, pods: pods.items, revisions: revisions.items, pvcs: pvcs.items, listed };
 }
+
+/** resourceVersion "0": whatever the watch cache has, at once. */
+const ANY = '0';
 
 /**
  * A list as the API server has it at `version` or later (see the top of this file). Without a version,

@@ -62,3 +62,14 @@ export const analysisTotal = new Counter({
   labelNames: ['result'] as const,
   registers: [registry],
 });
+
+/**
+ * SPEC §2.3: a promise rejected with no handler is a bug that Node would end the process for; the
+ * functions log it and count it here instead (shared/http/unhandled.ts), in the registry every
+ * function's /metrics serves (admission's too: functions/admission/metrics.ts).
+ */
+export const unhandledRejections = new Counter({
+  name: 'neoset_unhandled_rejections_total',
+  help: 'Promises rejected with no handler in this process (a bug: logged at fatal level with the stack; the process keeps serving).',
+  registers: [registry],
+});
