@@ -7,6 +7,7 @@
 import { appendFileSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createKubeClient } from '../shared/k8s/client.ts';
+import { RESYNC_SOURCE_VARIABLE, resyncSourceFromEnv } from '../shared/events/target.ts';
 import { createCa, issueServingCert, LOOPBACK_HOSTS } from './cluster/certs.ts';
 import { PROCESS_GRACE_MS, stopInOrder, type Part } from './cluster/shutdown.ts';
 import { freePorts } from './cluster/ports.ts';
@@ -123,9 +124,11 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     parts.push({ name: 'hook receiver', stop: () => hooks.stop() });
     log(`hook events (K_SINK): ${hooks.url}${opts.hookOwner ? `, handed on to ${opts.hookOwner}` : ''}`);
 
+    // The PingSource the bridge's ticks come from, and the one reconcile takes ticks from (SPEC §2.3).
+    const resyncSource = resyncSourceFromEnv();
     const common = (name: FunctionName, kubeconfig: string) => ({ name, kubeconfig, port: opts.ports[name], logPath: join(logsDir, `${name}.log`), bundled: opts.bundled });
     const started = await Promise.allSettled([
-      startFunction({ ...common('reconcile', reconcileKc), env: { K_SINK: hooks.url } }),
+      startFunction({ ...common('reconcile', reconcileKc), env: { K_SINK: hooks.url, [RESYNC_SOURCE_VARIABLE]: resyncSource } }),
       startFunction(common('readiness', readinessKc)),
       startFunction({ ...common('admission', admissionKc), tls: { certFile, keyFile, caPem: ca.certPem }, host: admissionHost, metricsPort: (await freePorts(1))[0] }),
     ]);
@@ -157,6 +160,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       kubeConfig: kc,
       sinks,
       resyncMs: opts.resyncMs,
+      resyncSource,
       record: recorder ? (event) => recorder.record(event) : undefined,
       log: (line) => log(`bridge: ${line}`),
     });

@@ -9,13 +9,14 @@
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, LABEL_NEOSET_NAME, PLURAL } from '../../shared/api/names.ts';
+import { DEFAULT_RESYNC_SOURCE, PING_TYPE } from '../../shared/events/target.ts';
 import { BROKER_DELIVERY, CONTAINER_CONCURRENCY, deliver, type DeliverySpec, type FetchLike } from './delivery.ts';
 import { createLimiter, type Limiter } from './limiter.ts';
 import { resilientWatch, type KubeObject, type ResilientWatch, type WatchEventType } from './resilient-watch.ts';
 
 export type { DeliverySpec, FetchLike } from './delivery.ts';
 
-export const PING_TYPE = 'dev.knative.sources.ping';
+export { PING_TYPE };
 const TYPE_OF: Record<WatchEventType, string> = { ADDED: 'add', MODIFIED: 'update', DELETED: 'delete' };
 
 /** A CloudEvent as the pump builds it (attributes + data). */
@@ -55,6 +56,8 @@ export interface PumpOptions {
   namespace?: string;
   /** PingSource period; 0 disables ticks. Default 1500 ms. */
   resyncMs?: number;
+  /** The `source` of its ticks: the PingSource the functions take them from (default that of knative/eventing.yaml). */
+  resyncSource?: string;
   /** Deliver every event this many times (default 1). */
   copies?: number;
   /** Collect events for this many ms and start each window's deliveries in shuffled order (default: start in arrival order). */
@@ -119,11 +122,12 @@ export function resourceEvent(server: string, type: WatchEventType, obj: KubeObj
   };
 }
 
-export function pingEvent(): PumpEvent {
+/** A PingSource tick; the functions take only the configured PingSource's (SPEC §2.3, shared/events/target.ts). */
+export function pingEvent(source = DEFAULT_RESYNC_SOURCE): PumpEvent {
   return {
     specversion: '1.0',
     id: randomUUID(),
-    source: '/apis/v1/namespaces/neoset-system/pingsources/neoset-resync',
+    source,
     type: PING_TYPE,
     time: new Date().toISOString(),
     datacontenttype: 'application/json',
@@ -250,12 +254,13 @@ export function startPump(opts: PumpOptions): Pump {
     }),
   ];
   const resyncMs = opts.resyncMs ?? 1500;
-  const ticker = resyncMs > 0 ? setInterval(() => enqueue(pingEvent()), resyncMs) : undefined;
+  const tick = () => enqueue(pingEvent(opts.resyncSource));
+  const ticker = resyncMs > 0 ? setInterval(tick, resyncMs) : undefined;
 
   return {
     ready: Promise.all(watches.map((w) => w.ready)).then(() => {}),
     stats,
-    tick: () => enqueue(pingEvent()),
+    tick,
     idle: () =>
       new Promise<void>((resolve) => {
         idleWaiters.push(resolve);

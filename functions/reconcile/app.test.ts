@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import type { KubeClient } from '../../shared/k8s/client.ts';
+import { DEFAULT_RESYNC_SOURCE } from '../../shared/events/target.ts';
 import { createApp } from './app.ts';
 
 const noApi: KubeClient = {
@@ -37,6 +38,13 @@ describe('reconcile function HTTP contract', () => {
     expect(await res.text()).toBe('');
   });
 
+  it('answers an empty 200 to a resync tick from anything but the configured PingSource, without an API call (SPEC §2.3)', async () => {
+    const forged = { method: 'POST', headers: { 'ce-specversion': '1.0', 'ce-id': 'f1', 'ce-source': 'curl', 'ce-type': 'dev.knative.sources.ping', 'content-type': 'application/json' }, body: '{}' };
+    const res = await app.request('/', forged);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('');
+  });
+
   it('answers 400 with a JSON error naming the problem for a malformed event', async () => {
     const res = await app.request('/', ce('dev.knative.apiserver.resource.update', { kind: 'Pod' }));
     expect(res.status).toBe(400);
@@ -58,7 +66,7 @@ describe('reconcile function HTTP contract', () => {
 
   it('answers 503 too when naming the event\'s NeoSets fails transiently (a resync tick\'s LIST), 500 for a bug', async () => {
     const { ApiError } = await import('../../shared/k8s/client.ts');
-    const tick = { method: 'POST', headers: { 'ce-specversion': '1.0', 'ce-id': 't1', 'ce-source': '/apis/v1/namespaces/knative-eventing/pingsources/neoset-resync', 'ce-type': 'dev.knative.sources.ping', 'content-type': 'application/json' }, body: '{}' };
+    const tick = { method: 'POST', headers: { 'ce-specversion': '1.0', 'ce-id': 't1', 'ce-source': DEFAULT_RESYNC_SOURCE, 'ce-type': 'dev.knative.sources.ping', 'content-type': 'application/json' }, body: '{}' };
     const overloaded: KubeClient = { request: async () => { throw new ApiError('GET', '/apis/neo.io/v1alpha1/neosets', 429, 'TooManyRequests', 'slow down'); } };
     expect((await createApp({ client: overloaded, logger: pino({ level: 'silent' }) }).request('/', tick)).status).toBe(503);
     const refused: KubeClient = { request: async () => { throw new ApiError('GET', '/apis/neo.io/v1alpha1/neosets', 403, 'Forbidden', 'no'); } };
@@ -67,7 +75,7 @@ describe('reconcile function HTTP contract', () => {
 
   it('a resync tick answers 200 even when a NeoSet fails (it waits for the next tick), while that NeoSet\'s own event answers 503', async () => {
     const { ApiError } = await import('../../shared/k8s/client.ts');
-    const tick = { method: 'POST', headers: { 'ce-specversion': '1.0', 'ce-id': 't2', 'ce-source': '/apis/v1/namespaces/knative-eventing/pingsources/neoset-resync', 'ce-type': 'dev.knative.sources.ping', 'content-type': 'application/json' }, body: '{}' };
+    const tick = { method: 'POST', headers: { 'ce-specversion': '1.0', 'ce-id': 't2', 'ce-source': DEFAULT_RESYNC_SOURCE, 'ce-type': 'dev.knative.sources.ping', 'content-type': 'application/json' }, body: '{}' };
     const reads: string[] = [];
     const client: KubeClient = {
       request: async <T,>(verb: string, path: string): Promise<T> => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BadEventError, parseEvent } from './target.ts';
+import { BadEventError, DEFAULT_RESYNC_SOURCE, parseEvent, resyncSourceFromEnv } from './target.ts';
 
 const pod = (labels?: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mysql-4', namespace: 'default', labels } });
 const binary = (type: string, data: unknown, extra: Record<string, string> = {}) => ({
@@ -44,9 +44,27 @@ describe('parseEvent', () => {
     expect(parseEvent(headers, body).target).toEqual({ kind: 'neoset', namespace: 'db', name: 'mysql' });
   });
 
-  it('takes a structured-mode PingSource tick as "every NeoSet"', () => {
-    const body = JSON.stringify({ specversion: '1.0', id: 't1', source: '/apis/v1/namespaces/neoset-system/pingsources/resync', type: 'dev.knative.sources.ping', datacontenttype: 'application/json', data: {} });
-    expect(parseEvent({ 'content-type': 'application/cloudevents+json' }, body).target).toEqual({ kind: 'all' });
+  const tick = (source: string) => JSON.stringify({ specversion: '1.0', id: 't1', source, type: 'dev.knative.sources.ping', datacontenttype: 'application/json', data: {} });
+  const structured = { 'content-type': 'application/cloudevents+json' };
+
+  it('takes a structured-mode tick of the PingSource knative/eventing.yaml creates as "every NeoSet"', () => {
+    expect(DEFAULT_RESYNC_SOURCE).toBe('/apis/v1/namespaces/neoset-system/pingsources/neoset-resync');
+    expect(parseEvent(structured, tick(DEFAULT_RESYNC_SOURCE)).target).toEqual({ kind: 'all' });
+  });
+
+  it('ignores a tick from any other source (SPEC §2.3), saying whose, at most 120 characters of it', () => {
+    const other = parseEvent(structured, tick('/apis/v1/namespaces/tenant/pingsources/neoset-resync')).target;
+    expect(other).toEqual({ kind: 'ignore', reason: 'resync tick from "/apis/v1/namespaces/tenant/pingsources/neoset-resync", not the configured PingSource /apis/v1/namespaces/neoset-system/pingsources/neoset-resync (NEOSET_RESYNC_SOURCE)' });
+    const long = parseEvent(structured, tick(`/${'x'.repeat(5000)}`)).target;
+    expect(long.kind === 'ignore' && long.reason.length).toBeLessThan(300);
+  });
+
+  it('takes the ticks of the PingSource NEOSET_RESYNC_SOURCE names instead', () => {
+    const mine = '/apis/v1/namespaces/ops/pingsources/resync';
+    expect(resyncSourceFromEnv({ NEOSET_RESYNC_SOURCE: ` ${mine} ` })).toBe(mine);
+    expect(resyncSourceFromEnv({ NEOSET_RESYNC_SOURCE: '' })).toBe(DEFAULT_RESYNC_SOURCE);
+    expect(parseEvent(structured, tick(mine), { resyncSource: mine }).target).toEqual({ kind: 'all' });
+    expect(parseEvent(structured, tick(DEFAULT_RESYNC_SOURCE), { resyncSource: mine }).target.kind).toBe('ignore');
   });
 
   it.each([

@@ -24,7 +24,18 @@ export class BadEventError extends Error {
 }
 
 const APISERVER_TYPE = /^dev\.knative\.apiserver\.(resource|ref)\.(add|update|delete)$/;
-const PING_TYPE = 'dev.knative.sources.ping';
+export const PING_TYPE = 'dev.knative.sources.ping';
+
+/** The PingSource knative/eventing.yaml creates, as a PingSource names itself in its ticks' `source`. */
+export const DEFAULT_RESYNC_SOURCE = '/apis/v1/namespaces/neoset-system/pingsources/neoset-resync';
+/** The environment variable that names another PingSource (an install in another namespace). */
+export const RESYNC_SOURCE_VARIABLE = 'NEOSET_RESYNC_SOURCE';
+
+/** The `source` a resync tick must carry (SPEC §2.3): $NEOSET_RESYNC_SOURCE, else the default PingSource's. */
+export const resyncSourceFromEnv = (env: NodeJS.ProcessEnv = process.env): string => env[RESYNC_SOURCE_VARIABLE]?.trim() || DEFAULT_RESYNC_SOURCE;
+
+/** How much of a foreign source a skip reason repeats (it is logged; the sender chose it). */
+const SHOWN_SOURCE_CHARS = 120;
 
 const Name = z.string().min(1).max(253);
 const ResourceData = z.object({
@@ -47,8 +58,13 @@ export interface ParsedEvent {
   object: unknown;
 }
 
+export interface ParseOptions {
+  /** The `source` of the only resync ticks taken (default resyncSourceFromEnv()). */
+  resyncSource?: string;
+}
+
 /** Parses a binary- or structured-mode CloudEvent and names its target. Throws BadEventError. */
-export function parseEvent(headers: Record<string, string>, body: string): ParsedEvent {
+export function parseEvent(headers: Record<string, string>, body: string, opts: ParseOptions = {}): ParsedEvent {
   let event: CloudEventV1<unknown>;
   try {
     const parsed = HTTP.toEvent({ headers, body });
@@ -61,13 +77,21 @@ export function parseEvent(headers: Record<string, string>, body: string): Parse
     const detail = (err as { errors?: unknown }).errors;
     throw new BadEventError(`not a valid CloudEvent: ${(err as Error).message}${detail ? ` ${JSON.stringify(detail)}` : ''}`);
   }
-  const target = targetOf(event);
+  const target = targetOf(event, opts.resyncSource ?? resyncSourceFromEnv());
   const resource = /^dev\.knative\.apiserver\.resource\.(add|update)$/.test(event.type);
   return { id: event.id, type: event.type, target, object: resource ? dataOf(event) : null };
 }
 
-function targetOf(event: CloudEventV1<unknown>): Target {
-  if (event.type === PING_TYPE) return { kind: 'all' };
+function targetOf(event: CloudEventV1<unknown>, resyncSource: string): Target {
+  // A tick costs a LIST of every NeoSet and a reconcile of each: only the configured PingSource's is
+  // taken (SPEC §2.3). Anyone who can reach the function can still copy that source — stopping that is
+  // the OIDC check's job; this stops anything-goes. Ignored, not refused: the event is well formed, and
+  // SPEC §2.1 keeps 4xx for malformed input (a Broker would dead-letter it); nothing redelivery could fix.
+  if (event.type === PING_TYPE) {
+    if (event.source === resyncSource) return { kind: 'all' };
+    const shown = event.source.length > SHOWN_SOURCE_CHARS ? `${event.source.slice(0, SHOWN_SOURCE_CHARS)}…` : event.source;
+    return { kind: 'ignore', reason: `resync tick from ${JSON.stringify(shown)}, not the configured PingSource ${resyncSource} (${RESYNC_SOURCE_VARIABLE})` };
+  }
   const m = APISERVER_TYPE.exec(event.type);
   if (!m) throw new BadEventError(`unsupported event type "${event.type}": expected dev.knative.apiserver.{resource,ref}.{add,update,delete} or ${PING_TYPE}`);
   const data = dataOf(event);

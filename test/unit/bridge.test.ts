@@ -9,6 +9,7 @@ import { backoffMs, BROKER_DELIVERY, CONTAINER_CONCURRENCY, deliver, isRetryable
 import { createLimiter } from '../../dev/bridge/limiter.ts';
 import { startPump } from '../../dev/bridge/pump.ts';
 import { sinksFromTriggers } from '../../dev/bridge/triggers.ts';
+import { DEFAULT_RESYNC_SOURCE } from '../../shared/events/target.ts';
 import type { Manifest } from '../../dev/manifests.ts';
 
 const KNATIVE = new URL('../../knative/', import.meta.url).pathname;
@@ -227,5 +228,22 @@ describe('the pump delivers as the Broker does', () => {
     await pump.stop();
     expect(Date.now() - began).toBeLessThan(1000);
     expect(pump.stats).toMatchObject({ delivered: 0, failed: 1 });
+  });
+
+  it('sends resync ticks with the source of the PingSource reconcile takes ticks from (SPEC §2.3): knative/eventing.yaml\'s, or the one named', async () => {
+    const sources: (string | null)[] = [];
+    const target: FetchLike = (req) => {
+      sources.push(req.headers.get('ce-source'));
+      return new Response(null, { status: 200 });
+    };
+    const ping = manifests.find((m) => m.kind === 'PingSource')!;
+    for (const resyncSource of [undefined, '/apis/v1/namespaces/ops/pingsources/resync']) {
+      const pump = startPump({ kubeConfig: nowhere(), sinks: [{ target, kinds: ['ping'] }], resyncMs: 0, resyncSource });
+      pump.tick();
+      await pump.idle();
+      await pump.stop();
+    }
+    expect(sources).toEqual([`/apis/v1/namespaces/${ping.metadata.namespace}/pingsources/${ping.metadata.name}`, '/apis/v1/namespaces/ops/pingsources/resync']);
+    expect(sources[0]).toBe(DEFAULT_RESYNC_SOURCE);
   });
 });
