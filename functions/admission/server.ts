@@ -1,7 +1,8 @@
 // Entry point of the admission function: `node functions/admission/server.ts`.
 //   PORT (8080), HOST (all interfaces), TLS_CERT_FILE + TLS_KEY_FILE (https; plain http when unset),
 //   METRICS_PORT (GET /metrics over plain http on its own port, for Prometheus; unset: none),
-//   NEOSET_MAX_REPLICAS / NEOSET_MAX_CPU / NEOSET_MAX_MEMORY (README "Admission"), KUBECONFIG or the
+//   NEOSET_MAX_REPLICAS / NEOSET_MAX_CPU / NEOSET_MAX_MEMORY (README "Admission"), NEOSET_ANALYSIS_ADDRESSES
+//   (the Prometheus addresses canary analyses may name; README "Automated canary"), KUBECONFIG or the
 //   in-cluster service account (for the dry-run Pod create), LOG_LEVEL.
 import { limitsFromEnv } from '../../shared/admission/limits.ts';
 import { createLogger } from '../../shared/http/logger.ts';
@@ -15,6 +16,6 @@ const logger = createLogger('admission');
 const client = kubeClientOnFirstUse();
 await runFunction('admission', logger, () => {
   const limits = limitsFromEnv(process.env);
-  logger.info({ maxReplicas: limits.maxReplicas, maxCpu: limits.maxCpu?.text ?? null, maxMemory: limits.maxMemory?.text ?? null }, 'admission limits');
+  logger.info({ maxReplicas: limits.maxReplicas, maxCpu: limits.maxCpu?.text ?? null, maxMemory: limits.maxMemory?.text ?? null, analysisAddresses: limits.analysisAddresses }, 'admission limits');
   return createApp({ dryRunPod: apiDryRunPod(client), limits, logger });
 }, client.load);

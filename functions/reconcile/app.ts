@@ -1,10 +1,12 @@
 // The reconcile function: NeoSet and Pod events and resync ticks → read, decide, apply (SPEC §2.2).
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
+import type { AnalysisAddresses } from '../../shared/core/canary/addresses.ts';
 import { decide, type Duties } from '../../shared/core/decide.ts';
 import type { Pod } from '../../shared/core/objects.ts';
 import { neosetEventCanSkip, podEventCanSkip } from '../../shared/core/event-relevance.ts';
 import type { NeoSet } from '../../shared/api/neoset.ts';
+import { handledFromBirth } from '../../shared/handled.ts';
 import { createEventApp } from '../../shared/http/event-app.ts';
 import { sinkFromEnv, type LifecycleSink } from '../../shared/events/lifecycle-sink.ts';
 import type { ParsedEvent } from '../../shared/events/target.ts';
@@ -52,6 +54,8 @@ export interface ReconcileDeps {
   onCovered?: (covered: Covered) => void;
   /** Where lifecycle state changes go (SPEC §4.10); default $K_SINK when set. */
   sink?: LifecycleSink;
+  /** The Prometheus addresses a canary analysis may query (NEOSET_ANALYSIS_ADDRESSES, SPEC §2.3); default none. */
+  analysisAddresses?: AnalysisAddresses;
 }
 
 interface Ask {
@@ -83,11 +87,12 @@ export function createApp(deps: ReconcileDeps): Hono {
   // not be older: snapshot-reader.ts).
   // A run ends, and the NeoSet's next may start, once its writes have landed; its Events may still be
   // in flight (`tail`): each event covered waits for them before it is answered.
+  // A tail is awaited only after the run returns: handled from birth (shared/handled.ts).
   const coalescer = createCoalescer<Ask, { outcome: Outcome; tail: Promise<unknown> }>({
     merge: (a, b) => ({ duties: a.duties === 'all' || b.duties === 'all' ? 'all' : 'reconcile', seen: b.seen === undefined ? a.seen : newest(b.seen, a.seen) }),
     run: async (key, { duties, seen }) => {
       const tails: Promise<void>[] = [];
-      const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), { now, sink, seen, defer: (t) => void tails.push(t) });
+      const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), { now, sink, seen, defer: (t) => void tails.push(handledFromBirth(t)), analysisAddresses: deps.analysisAddresses });
       // Once per run, not per event: the events a run covers share its re-check too.
       if (outcome.result === 'conflict') recheck(key, CONFLICT_RECHECK_MS);
       else if (outcome.requeueAfter !== null && outcome.requeueAfter <= MAX_SELF_RECHECK_SECONDS) {

@@ -1,5 +1,7 @@
 // Entry point of the reconcile function: `node functions/reconcile/server.ts` (KUBECONFIG or in-cluster config).
-//   PORT (8080), HOST (all interfaces), TLS_CERT_FILE + TLS_KEY_FILE (optional https), LOG_LEVEL.
+//   PORT (8080), HOST (all interfaces), TLS_CERT_FILE + TLS_KEY_FILE (optional https), LOG_LEVEL,
+//   NEOSET_ANALYSIS_ADDRESSES (the Prometheus addresses canary analyses may query; README "Automated canary").
+import { analysisAddressesFromEnv } from '../../shared/core/canary/addresses.ts';
 import { createLogger } from '../../shared/http/logger.ts';
 import { runFunction } from '../../shared/http/main.ts';
 import { kubeClientOnFirstUse } from '../../shared/k8s/client.ts';
@@ -8,4 +10,8 @@ import { createApp } from './app.ts';
 const logger = createLogger('reconcile');
 // client-node is loaded after the server listens, not before (deferredKubeClient).
 const client = kubeClientOnFirstUse();
-await runFunction('reconcile', logger, () => createApp({ client, logger }), client.load);
+await runFunction('reconcile', logger, () => {
+  const analysisAddresses = analysisAddressesFromEnv(process.env);
+  logger.info({ analysisAddresses }, 'analysis addresses');
+  return createApp({ client, logger, analysisAddresses });
+}, client.load);

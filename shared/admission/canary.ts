@@ -2,14 +2,22 @@
 // and pause, partitions an integer >= 0 or 0%..100%, pause durations Go durations, the Prometheus
 // analysis a URL and a successCondition the decision can read. Read with the core's own parsers
 // (shared/core/canary/steps.ts), so that what admission lets through is what decide() understands.
+// The address must be one the install allows (SPEC §2.3): the reconcile function queries it from
+// inside neoset-system, so it is the operator's choice, not the NeoSet author's.
 import type { NeoSet } from '../api/neoset.ts';
+import { describeAllowed, isAllowedAddress, type AnalysisAddresses } from '../core/canary/addresses.ts';
 import { parseSuccessCondition, partitionProblem } from '../core/canary/steps.ts';
 import { parseDuration } from '../core/duration.ts';
 import { issue, type Issue } from './issue.ts';
 
 const PATH = 'spec.updateStrategy.canary';
 
-export function canaryIssues(neoset: NeoSet): Issue[] {
+/**
+ * An UPDATE that keeps a stored address the install no longer allows is not refused for it (the
+ * ratchet of validate.ts reviewIssues: the old object had the same issue), so a scale-down or a pause
+ * still goes through; only a new or changed address must be allowed.
+ */
+export function canaryIssues(neoset: NeoSet, allowed: AnalysisAddresses): Issue[] {
   const canary = neoset.spec.updateStrategy.canary;
   if (!canary) return [];
   const issues: Issue[] = [];
@@ -33,6 +41,8 @@ export function canaryIssues(neoset: NeoSet): Issue[] {
   if (prometheus) {
     if (!URL.canParse(prometheus.address) || !/^https?:$/.test(new URL(prometheus.address).protocol)) {
       issues.push(issue(`${PATH}.analysis.prometheus.address`, `${JSON.stringify(prometheus.address)} is not an http(s) URL such as http://prometheus.monitoring:9090`));
+    } else if (!isAllowedAddress(allowed, prometheus.address)) {
+      issues.push(issue(`${PATH}.analysis.prometheus.address`, `${JSON.stringify(prometheus.address)} is not a Prometheus address this install allows; ${describeAllowed(allowed)}`, true));
     }
     if (parseSuccessCondition(prometheus.successCondition) === null) {
       issues.push(issue(`${PATH}.analysis.prometheus.successCondition`, `${JSON.stringify(prometheus.successCondition)} must read "result <op> <number>", op one of < <= > >= == !=`));

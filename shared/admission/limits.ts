@@ -1,8 +1,10 @@
-// The admission limits (SPEC §5): a replicas quota and optional per-container CPU / memory caps.
+// The admission limits (SPEC §5): a replicas quota, optional per-container CPU / memory caps, and the
+// Prometheus addresses canary analyses may query (SPEC §2.3; none unless the operator lists them).
 // They are configuration, read once at startup from the environment; a bad value is a startup error
 // that names the variable, never a silently ignored cap.
 import { parseQuantity, type Quantity } from './quantity.ts';
 import { ConfigError } from '../config-error.ts';
+import { ANALYSIS_ADDRESSES_VARIABLE, analysisAddressesFromEnv, type AnalysisAddresses } from '../core/canary/addresses.ts';
 
 export interface AdmissionLimits {
   /** spec.replicas may not exceed this. */
@@ -11,6 +13,8 @@ export interface AdmissionLimits {
   maxCpu: Quantity | null;
   /** Cap on every container's resources.limits.memory; null: no cap. */
   maxMemory: Quantity | null;
+  /** spec.updateStrategy.canary.analysis.prometheus.address must be one of these (normal form); empty: none may. */
+  analysisAddresses: AnalysisAddresses;
 }
 
 export const DEFAULT_MAX_REPLICAS = 1000;
@@ -19,6 +23,7 @@ export const LIMIT_VARIABLES = {
   maxReplicas: 'NEOSET_MAX_REPLICAS',
   maxCpu: 'NEOSET_MAX_CPU',
   maxMemory: 'NEOSET_MAX_MEMORY',
+  analysisAddresses: ANALYSIS_ADDRESSES_VARIABLE,
 } as const;
 
 export { ConfigError };
@@ -44,7 +49,7 @@ export function limitsFromEnv(env: Record<string, string | undefined>): Admissio
     }
     maxReplicas = Number(rawReplicas);
   }
-  return { maxReplicas, maxCpu: cap(env, LIMIT_VARIABLES.maxCpu), maxMemory: cap(env, LIMIT_VARIABLES.maxMemory) };
+  return { maxReplicas, maxCpu: cap(env, LIMIT_VARIABLES.maxCpu), maxMemory: cap(env, LIMIT_VARIABLES.maxMemory), analysisAddresses: analysisAddressesFromEnv(env) };
 }
 
-export const DEFAULT_LIMITS: AdmissionLimits = { maxReplicas: DEFAULT_MAX_REPLICAS, maxCpu: null, maxMemory: null };
+export const DEFAULT_LIMITS: AdmissionLimits = { maxReplicas: DEFAULT_MAX_REPLICAS, maxCpu: null, maxMemory: null, analysisAddresses: [] };

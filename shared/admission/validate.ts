@@ -82,7 +82,7 @@ export function neosetIssues(neoset: NeoSet, limits: AdmissionLimits): Issue[] {
     ...selectorIssues(neoset),
     ...maxUnavailableIssues(spec.updateStrategy.maxUnavailable),
     ...readinessIssues(neoset),
-    ...canaryIssues(neoset),
+    ...canaryIssues(neoset, limits.analysisAddresses),
     ...capIssues(neoset, limits),
   ];
 }

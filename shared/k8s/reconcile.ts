@@ -5,6 +5,7 @@ import type { Pod } from '../core/objects.ts';
 import type { Plan } from '../core/plan.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import type { Target } from '../events/target.ts';
+import type { AnalysisAddresses } from '../core/canary/addresses.ts';
 import { judge } from '../core/canary/progress.ts';
 import { analysisTotal, reconcileDuration, reconcilePhase, reconcileTotal } from '../metrics/registry.ts';
 import type { LifecycleSink } from '../events/lifecycle-sink.ts';
@@ -69,11 +70,13 @@ export interface ReconcileOptions {
   seen?: string;
   /** Takes the plan's Events in flight instead of awaiting them (ApplyOptions.defer). */
   defer?: (tail: Promise<void>) => void;
+  /** The Prometheus addresses a canary analysis may query (SPEC §2.3); default none: no query runs. */
+  analysisAddresses?: AnalysisAddresses;
 }
 
 /** Reads, decides and applies for one NeoSet. Never throws: the outcome says what happened. */
 export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: Decider, opts: ReconcileOptions = {}): Promise<Outcome> {
-  const { now = () => new Date(), sink, seen, defer } = opts;
+  const { now = () => new Date(), sink, seen, defer, analysisAddresses = [] } = opts;
   const id = `${key.namespace}/${key.name}`;
   const stop = reconcileDuration.startTimer();
   const outcome = await (async (): Promise<Outcome> => {
@@ -89,7 +92,7 @@ export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: 
       // §4.11: a step's end is due and must pass a Prometheus query: measure (I/O, here at the edge)
       // and decide again with the measurement; decide() stays pure.
       if (plan.analysis) {
-        const measurement = await measure(plan.analysis);
+        const measurement = await measure(plan.analysis, { allowed: analysisAddresses });
         analysisTotal.inc({ result: judge(plan.analysis, measurement).result });
         plan = decider({ ...snapshot, analysis: measurement }, at);
       }

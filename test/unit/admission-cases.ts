@@ -2,8 +2,8 @@
 // a valid NeoSet and a table of invalid ones, each with the field its refusal must name.
 import type { JsonPatchAdd } from '../../shared/admission/defaults.ts';
 
-/** The caps both test suites run admission with (NEOSET_* environment variables). */
-export const CASE_ENV = { NEOSET_MAX_REPLICAS: '1000', NEOSET_MAX_CPU: '2', NEOSET_MAX_MEMORY: '4Gi' };
+/** The caps both test suites run admission with (NEOSET_* environment variables), and the one Prometheus address analyses may name. */
+export const CASE_ENV = { NEOSET_MAX_REPLICAS: '1000', NEOSET_MAX_CPU: '2', NEOSET_MAX_MEMORY: '4Gi', NEOSET_ANALYSIS_ADDRESSES: 'http://prometheus:9090' };
 
 /** SPEC §3's updateStrategy defaults, written out (not derived from the schema, which they check). */
 export const DEFAULT_UPDATE_STRATEGY = {
@@ -115,6 +115,14 @@ export const INVALID_CASES: InvalidCase[] = [
     field: 'spec.updateStrategy.canary.analysis.prometheus.address',
     mentions: 'http(s) URL',
     change: (n) => (n.spec.updateStrategy = { canary: { steps: [{ partition: 0 }], analysis: { prometheus: { address: 'prometheus:9090/x y', query: 'up', successCondition: 'result < 1' } } } }),
+  },
+  {
+    // SPEC §2.3: reconcile would fetch it from inside neoset-system; the install names the addresses.
+    name: 'canary Prometheus address the install does not allow',
+    by: 'rules',
+    field: 'spec.updateStrategy.canary.analysis.prometheus.address',
+    mentions: 'allowed (NEOSET_ANALYSIS_ADDRESSES): http://prometheus:9090',
+    change: (n) => (n.spec.updateStrategy = { canary: { steps: [{ partition: 0 }], analysis: { prometheus: { address: 'http://10.0.0.1:8080', query: 'up', successCondition: 'result < 1' } } } }),
   },
   { name: 'container name the API server refuses', by: 'dry-run', field: 'spec.containers[0].name', mentions: 'Bad_Name', change: (n) => (container(n).name = 'Bad_Name') },
   {

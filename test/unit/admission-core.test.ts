@@ -44,6 +44,10 @@ describe('limits from the environment', () => {
   it('defaults: 1000 replicas, no caps', () => {
     expect(limitsFromEnv({})).toEqual(DEFAULT_LIMITS);
   });
+  it('reads the analysis addresses (none by default), in normal form', () => {
+    expect(DEFAULT_LIMITS.analysisAddresses).toEqual([]);
+    expect(limitsFromEnv({ NEOSET_ANALYSIS_ADDRESSES: 'http://prom:9090/,https://Thanos.monitoring' }).analysisAddresses).toEqual(['http://prom:9090', 'https://thanos.monitoring']);
+  });
   it('reads caps as quantities', () => {
     const l = limitsFromEnv({ NEOSET_MAX_REPLICAS: '50', NEOSET_MAX_CPU: '1500m', NEOSET_MAX_MEMORY: '2Gi' });
     expect(l.maxReplicas).toBe(50);
@@ -55,6 +59,8 @@ describe('limits from the environment', () => {
     [{ NEOSET_MAX_REPLICAS: '1e3' }, 'NEOSET_MAX_REPLICAS'],
     [{ NEOSET_MAX_CPU: 'two' }, 'NEOSET_MAX_CPU'],
     [{ NEOSET_MAX_MEMORY: '0' }, 'NEOSET_MAX_MEMORY'],
+    [{ NEOSET_ANALYSIS_ADDRESSES: 'prometheus:9090' }, 'NEOSET_ANALYSIS_ADDRESSES'],
+    [{ NEOSET_ANALYSIS_ADDRESSES: 'http://prometheus:9090,http://user:secret@other:9090' }, 'NEOSET_ANALYSIS_ADDRESSES'],
   ])('refuses %j, naming the variable', (env, variable) => {
     expect(() => limitsFromEnv(env)).toThrow(ConfigError);
     expect(() => limitsFromEnv(env)).toThrow(variable);
@@ -267,6 +273,61 @@ describe('rules (/validate)', () => {
       expect(reviewIssues(parse(edit), stored, strict)).toEqual([]);
       edit.spec.replicas = 4;
       expect(reviewIssues(parse(edit), stored, strict).map((i) => i.path)).toEqual(['spec.replicas']);
+    });
+  });
+});
+
+describe('analysis addresses (SPEC §2.3)', () => {
+  const ADDRESS = 'spec.updateStrategy.canary.analysis.prometheus.address';
+  const withAnalysis = (address: string, replicas = 3) => {
+    const n = validNeoSet();
+    n.spec.replicas = replicas;
+    n.spec.updateStrategy = { canary: { steps: [{ partition: 1 }, { partition: 0 }], analysis: { prometheus: { address, query: 'up', successCondition: 'result == 1' } } } };
+    return parse(n);
+  };
+
+  it('accepts a listed address, written in any of its forms', () => {
+    for (const address of ['http://prometheus:9090', 'http://prometheus:9090/', 'HTTP://Prometheus:9090']) {
+      expect(reviewIssues(withAnalysis(address), null, limits)).toEqual([]);
+    }
+  });
+
+  it('refuses another address, naming the field and the allowed ones (403: a policy, like the quota)', () => {
+    const issues = reviewIssues(withAnalysis('http://kubernetes.default:443'), null, limits);
+    expect(issues).toEqual([
+      { path: ADDRESS, message: '"http://kubernetes.default:443" is not a Prometheus address this install allows; allowed (NEOSET_ANALYSIS_ADDRESSES): http://prometheus:9090', forbidden: true },
+    ]);
+  });
+
+  it('with none configured (the default), refuses any, saying which variable allows one', () => {
+    const [issue] = reviewIssues(withAnalysis('http://prometheus:9090'), null, DEFAULT_LIMITS);
+    expect(issue.path).toBe(ADDRESS);
+    expect(issue.message).toContain('no Prometheus address is allowed on this install: the operator lists them in NEOSET_ANALYSIS_ADDRESSES (ConfigMap neoset-analysis, key addresses');
+  });
+
+  it('a canary without a Prometheus analysis needs no address', () => {
+    const n = validNeoSet();
+    n.spec.updateStrategy = { canary: { steps: [{ partition: 0 }], analysis: { maxRestarts: 2 } } };
+    expect(reviewIssues(parse(n), null, DEFAULT_LIMITS)).toEqual([]);
+  });
+
+  describe('UPDATE of a NeoSet stored with an address no longer allowed (the operator removed it)', () => {
+    const stored = withAnalysis('http://old-prometheus:9090', 3);
+    it('a scale-down, a pause or an image change goes through (the address did not change)', () => {
+      expect(reviewIssues(withAnalysis('http://old-prometheus:9090', 2), stored, limits)).toEqual([]);
+      const paused = withAnalysis('http://old-prometheus:9090');
+      paused.spec.updateStrategy.pause = true;
+      expect(reviewIssues(paused, stored, limits)).toEqual([]);
+      const image = withAnalysis('http://old-prometheus:9090');
+      image.spec.template.spec.containers[0].image = 'nginx:1.28';
+      expect(reviewIssues(image, stored, limits)).toEqual([]);
+    });
+    it('a change to another unlisted address is refused; to a listed one, or removing the analysis, allowed', () => {
+      expect(reviewIssues(withAnalysis('http://10.0.0.1:9090'), stored, limits).map((i) => i.path)).toEqual([ADDRESS]);
+      expect(reviewIssues(withAnalysis('http://prometheus:9090'), stored, limits)).toEqual([]);
+      const none = withAnalysis('http://old-prometheus:9090');
+      delete none.spec.updateStrategy.canary!.analysis!.prometheus;
+      expect(reviewIssues(none, stored, limits)).toEqual([]);
     });
   });
 });
