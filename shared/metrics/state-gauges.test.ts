@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { ApiError, type KubeClient } from '../k8s/client.ts';
-import { createStateGauges, mountStateGauges } from './state-gauges.ts';
+import { createStateGauges, mountStateGauges, READING_MAX_AGE_MS } from './state-gauges.ts';
 
 const neosets = [
   { metadata: { name: 'mysql', namespace: 'db' }, spec: { replicas: 5 }, status: { readyReplicas: 4, updatedReplicas: 2, phase: 'RollingOut', canary: { stepIndex: 2 } } },
@@ -23,7 +23,8 @@ function stubClient(answer: () => Promise<unknown>) {
 describe('state gauges', () => {
   it('reports each NeoSet from one LIST per scrape', async () => {
     const { client, calls } = stubClient(async () => ({ items: neosets }));
-    const registry = createStateGauges(client);
+    let now = 0;
+    const registry = createStateGauges(client, { clock: () => now });
     const text = await registry.metrics();
     expect(calls).toEqual(['GET /apis/neo.io/v1alpha1/neosets']);
     expect(text).toContain('neoset_replicas{namespace="db",neoset="mysql"} 5');
@@ -38,16 +39,47 @@ describe('state gauges', () => {
     expect(text).toContain('neoset_canary_step{namespace="db",neoset="mysql"} 2');
     expect(text).not.toContain('neoset_canary_step{namespace="default",neoset="fresh"}');
     expect(text).toContain('neoset_state_up 1');
+    now += READING_MAX_AGE_MS;
     await registry.metrics();
     expect(calls).toHaveLength(2);
+  });
+
+  it('serves every scrape within a few seconds of a LIST from it: a flood of scrapes costs one LIST', async () => {
+    let answer!: () => void;
+    const { client, calls } = stubClient(() => new Promise((resolve) => (answer = () => resolve({ items: neosets }))));
+    const app = new Hono();
+    mountStateGauges(app, client, new Registry());
+    const flood = Array.from({ length: 50 }, () => Promise.resolve(app.request('/metrics')).then((res) => res.text()));
+    await new Promise((r) => setTimeout(r, 10));
+    answer();
+    for (const text of await Promise.all(flood)) expect(text).toContain('neoset_replicas{namespace="db",neoset="mysql"} 5');
+    expect(await (await app.request('/metrics')).text()).toContain('neoset_state_up 1');
+    expect(calls).toHaveLength(1);
+  });
+
+  it('keeps at most one LIST in flight: a scrape that gave up on a slow one leaves it to the next scrapes', async () => {
+    let answer!: () => void;
+    const { client, calls } = stubClient(() => new Promise((resolve) => (answer = () => resolve({ items: neosets }))));
+    let now = 0;
+    const registry = createStateGauges(client, { timeoutMs: 20, clock: () => now });
+    expect(await registry.metrics()).toContain('neoset_state_up 0');
+    now += 2 * READING_MAX_AGE_MS;
+    expect(await registry.metrics()).toContain('neoset_state_up 0');
+    expect(calls).toHaveLength(1);
+    answer();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(await registry.metrics()).toContain('neoset_state_up 1');
+    expect(calls).toHaveLength(1);
   });
 
   it('drops a deleted NeoSet on the next scrape', async () => {
     let items = neosets;
     const { client } = stubClient(async () => ({ items }));
-    const registry = createStateGauges(client);
+    let now = 0;
+    const registry = createStateGauges(client, { clock: () => now });
     expect(await registry.metrics()).toContain('neoset="mysql"');
     items = [];
+    now += READING_MAX_AGE_MS;
     expect(await registry.metrics()).not.toContain('neoset="mysql"');
   });
 
@@ -62,7 +94,7 @@ describe('state gauges', () => {
 
   it('gives up on a LIST that does not answer in time', async () => {
     const { client } = stubClient(() => new Promise(() => {}));
-    const text = await createStateGauges(client, 20).metrics();
+    const text = await createStateGauges(client, { timeoutMs: 20 }).metrics();
     expect(text).toContain('neoset_state_up 0');
   });
 

@@ -1,7 +1,8 @@
 // The NeoSet state gauges of SPEC §4.8, computed at scrape time from the API (kube-state-metrics
-// style): a stateless, possibly scaled-to-zero function instance holds no state to report, so each
-// scrape lists the NeoSets and reports what their spec and status say. Every instance that is scraped
-// reports the same values; dashboards aggregate with max by (namespace, neoset).
+// style): a stateless, possibly scaled-to-zero function instance holds no state to report, so a
+// scrape lists the NeoSets (or takes a LIST a few seconds old) and reports what their spec and status
+// say. Every instance that is scraped reports the same values; dashboards aggregate with max by
+// (namespace, neoset).
 import type { Hono } from 'hono';
 import { Gauge, Registry } from 'prom-client';
 import type { KubeClient } from '../k8s/client.ts';
@@ -13,6 +14,14 @@ export const PHASES = ['Idle', 'Canary', 'RollingOut', 'Paused', 'Completed', 'F
 
 /** A scrape waits at most this long for the LIST (Prometheus' default scrape timeout is 10 s). */
 export const LIST_TIMEOUT_MS = 5000;
+
+/**
+ * A reading this young serves the next scrapes too: Prometheus scrapes every 15–60 s, so one scrape
+ * still sees what the API said at its time (give or take these seconds), while anyone who can reach
+ * /metrics and floods it costs the API server one LIST of every NeoSet per this period, not per request.
+ */
+export const READING_MAX_AGE_MS = 5000;
+const FRESHNESS = ` (a LIST at most ${READING_MAX_AGE_MS / 1000} s old)`;
 
 interface NeoSetState {
   metadata: { name: string; namespace?: string };
@@ -31,21 +40,45 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+export interface StateGaugeOptions {
+  /** How long a scrape waits for the LIST (default LIST_TIMEOUT_MS). */
+  timeoutMs?: number;
+  /** How old a reading may be and still serve a scrape (default READING_MAX_AGE_MS). */
+  maxAgeMs?: number;
+  /** Milliseconds, monotonic (default performance.now()). */
+  clock?: () => number;
+}
+
 /**
- * A registry whose gauges list the NeoSets when collected. One LIST serves all of them: prom-client
- * starts collecting every metric of a scrape in the same tick, so the first collect starts the LIST
- * and the others await the same promise; the next scrape lists again.
+ * A registry whose gauges list the NeoSets when collected. One LIST serves all of them, and every
+ * scrape within `maxAgeMs` of its answer; at most one LIST is in flight — a scrape that stops waiting
+ * for a slow one (`timeoutMs`) leaves it to answer the scrapes after. The reading (the last LIST's
+ * answer, or that it failed) is bookkeeping whose loss loses nothing (STYLE §6): the next scrape lists.
  */
-export function createStateGauges(client: KubeClient, timeoutMs = LIST_TIMEOUT_MS): Registry {
+export function createStateGauges(client: KubeClient, opts: StateGaugeOptions = {}): Registry {
+  const { timeoutMs = LIST_TIMEOUT_MS, maxAgeMs = READING_MAX_AGE_MS, clock = () => performance.now() } = opts;
   const registry = new Registry();
-  let pending: Promise<Reading> | undefined;
-  const read = (): Promise<Reading> => {
-    pending ??= withTimeout(client.request<{ items: NeoSetState[] }>('GET', paths.neosets()), timeoutMs)
-      .then((list): Reading => ({ ok: true, items: list.items }))
+  // The last answer and when it came (what it says is the API server's state about then).
+  let last: { reading: Reading; answeredAt: number } | undefined;
+  let listing: Promise<Reading> | undefined;
+  let scrape: Promise<Reading> | undefined;
+  const list = (): Promise<Reading> =>
+    client
+      .request<{ items: NeoSetState[] }>('GET', paths.neosets())
+      .then((answer): Reading => ({ ok: true, items: answer.items }))
       .catch((): Reading => ({ ok: false }))
-      .finally(() => (pending = undefined));
-    return pending;
+      .then((reading) => {
+        last = { reading, answeredAt: clock() };
+        listing = undefined;
+        return reading;
+      });
+  const readNow = (): Promise<Reading> => {
+    if (last && clock() - last.answeredAt < maxAgeMs) return Promise.resolve(last.reading);
+    listing ??= list();
+    return withTimeout(listing, timeoutMs).catch((): Reading => ({ ok: false }));
   };
+  // prom-client collects every metric of a scrape in the same tick: they share one reading.
+  const read = (): Promise<Reading> => (scrape ??= readNow().finally(() => (scrape = undefined)));
   const labelsOf = (n: NeoSetState): Labels => ({ namespace: n.metadata.namespace ?? 'default', neoset: n.metadata.name });
 
   const gauge = (name: string, help: string, value: (n: NeoSetState) => number | undefined) =>
@@ -65,9 +98,9 @@ export function createStateGauges(client: KubeClient, timeoutMs = LIST_TIMEOUT_M
       },
     });
 
-  gauge('neoset_replicas', 'Desired pods (spec.replicas), read from the API at scrape time.', (n) => n.spec?.replicas ?? 1);
-  gauge('neoset_ready_replicas', 'Ready pods (status.readyReplicas), read from the API at scrape time.', (n) => n.status?.readyReplicas ?? 0);
-  gauge('neoset_updated_replicas', 'Pods on the update revision (status.updatedReplicas), read from the API at scrape time.', (n) => n.status?.updatedReplicas ?? 0);
+  gauge('neoset_replicas', `Desired pods (spec.replicas), read from the API at scrape time${FRESHNESS}.`, (n) => n.spec?.replicas ?? 1);
+  gauge('neoset_ready_replicas', `Ready pods (status.readyReplicas), read from the API at scrape time${FRESHNESS}.`, (n) => n.status?.readyReplicas ?? 0);
+  gauge('neoset_updated_replicas', `Pods on the update revision (status.updatedReplicas), read from the API at scrape time${FRESHNESS}.`, (n) => n.status?.updatedReplicas ?? 0);
   gauge('neoset_phase', `Rollout phase (status.phase): ${PHASES.map((p, i) => `${i}=${p}`).join(', ')}. No series before the first status.`, (n) => {
     const i = PHASES.indexOf(n.status?.phase as (typeof PHASES)[number]);
     return i >= 0 ? i : undefined;
