@@ -68,7 +68,8 @@ export async function runFunction(name: string, logger: Logger, makeApp: () => H
     if (metricsPort !== null) running.push(await startServer({ app: metricsOnly(app), port: metricsPort, hostname, logger }));
     const stop = (signal: string) => {
       logger.info({ signal }, 'stopping');
-      void Promise.all(running.map((r) => r.close())).then(() => process.exit(0));
+      // allSettled: a listener that fails to close must not keep the process from stopping.
+      void Promise.allSettled(running.map((r) => r.close())).then(() => process.exit(0));
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
