@@ -2,7 +2,10 @@
 // CloudEvent, GET /healthz and GET /metrics serve the platform. Answers follow SPEC §2.1: an empty
 // 2xx (a Knative Broker treats any non-CloudEvent body as a failed delivery), 400 + JSON for a
 // malformed event (not retried), 503 only when redelivery can help, 500 for a bug.
-import { Hono } from 'hono';
+// Every body is bounded before it is read (SPEC §2.3): 413 past MAX_EVENT_BYTES, and the bytes of
+// bodies in flight share BODY_BUDGET_BYTES (503, retried, past it).
+import { Hono, type MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { createLogger } from './logger.ts';
 import { BadEventError, parseEvent, type ParsedEvent } from '../events/target.ts';
@@ -19,20 +22,93 @@ export interface EventAppOptions {
   extend?: (app: Hono) => void;
 }
 
+/**
+ * The largest event body read. The biggest legitimate event is a Resource-mode Pod or NeoSet event:
+ * the object (etcd stores at most 1.5 MiB of it; its JSON, with Go's escaping of <, > and &, can be
+ * larger, and the API server itself takes write bodies up to 3 MiB) plus the CloudEvent envelope.
+ * Nothing else bounds it: hono, @hono/node-server, Node's http and the cloudevents parser all read
+ * whatever comes (a 120 MiB Pod event was read whole and answered 200).
+ */
+export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The bytes of event bodies one instance holds at once. Read and parsed, an event costs about 3.5x
+ * its body (measured on a 4 MiB Pod event: the 4 MiB of bytes, its string while parsing, 6.2 MiB of
+ * parsed objects), so 16 MiB of bodies is about 60 MiB of memory, within the functions' 256 Mi limit
+ * beside a ~70 MiB process; containerConcurrency 50 x 4 MiB bodies would be 700 MiB. Legitimate
+ * events are a few KiB (a Pod with its managedFields: ~10 KiB): only large bodies ever wait.
+ */
+export const BODY_BUDGET_BYTES = 16 * 1024 * 1024;
+
+/** A body that would take the instance's body budget past BODY_BUDGET_BYTES: answered 503. */
+class OverBudgetError extends Error {}
+
+/**
+ * Charges a body's bytes to a budget shared by the requests in flight, before they are read: its
+ * Content-Length at once, or, for a body of unknown length (chunked), each chunk as it is read.
+ * Over the budget, 503 with Retry-After: a redelivery finds room. Released once the answer is made.
+ */
+function bodyBudget(budget: number, max: number): MiddlewareHandler {
+  let inFlight = 0;
+  return async (c, next) => {
+    const raw = c.req.raw;
+    if (!raw.body) return next();
+    let held = 0;
+    const take = (bytes: number) => {
+      if (inFlight + bytes > budget) return false;
+      inFlight += bytes;
+      held += bytes;
+      return true;
+    };
+    try {
+      const declared = c.req.header('content-length');
+      if (declared !== undefined && c.req.header('transfer-encoding') === undefined) {
+        // One declared over the limit is refused by bodyLimit, unread: nothing to reserve.
+        const bytes = Number(declared);
+        if (bytes <= max && !take(bytes)) throw new OverBudgetError();
+      } else {
+        const counted = raw.body.pipeThrough(
+          new TransformStream<Uint8Array, Uint8Array>({
+            transform: (chunk, out) => (take(chunk.byteLength) ? out.enqueue(chunk) : out.error(new OverBudgetError())),
+          }),
+        );
+        c.req.raw = new Request(raw, { body: counted, duplex: 'half' } as RequestInit);
+      }
+      await next();
+    } finally {
+      inFlight -= held;
+    }
+  };
+}
+
 export function createEventApp(opts: EventAppOptions): Hono {
   const log = opts.logger ?? createLogger(opts.name);
   const app = new Hono();
+  const budget = bodyBudget(BODY_BUDGET_BYTES, MAX_EVENT_BYTES);
+  // With a Content-Length it refuses at once, unread (Node's parser holds the body to that length);
+  // chunked, it counts the bytes as they arrive and stops reading past the limit.
+  const limit = bodyLimit({
+    maxSize: MAX_EVENT_BYTES,
+    onError: (c) => {
+      log.warn({ outcome: 'rejected', error: 'body too large', limit: MAX_EVENT_BYTES }, 'event');
+      // The rest of the body is left unread on the connection: a client must not send on it again.
+      c.header('Connection', 'close');
+      return c.json({ error: `event body over ${MAX_EVENT_BYTES} bytes` }, 413);
+    },
+  });
   app.get('/healthz', (c) => c.json({ status: 'ok', function: opts.name }));
   opts.extend?.(app);
   app.get('/metrics', async (c) => c.text(await registry.metrics(), 200, { 'Content-Type': registry.contentType }));
 
-  app.post('/', async (c) => {
+  app.post('/', budget, limit, async (c) => {
     const started = performance.now();
     const headers: Record<string, string> = {};
     c.req.raw.headers.forEach((v, k) => (headers[k] = v));
+    // Outside the try: a body that cannot be read is answered by onError (400, or 503 over budget).
+    const body = await c.req.text();
     let event: ParsedEvent | undefined;
     try {
-      event = parseEvent(headers, await c.req.text());
+      event = parseEvent(headers, body);
       const outcomes = await opts.handle(event);
       const failed = outcomes.filter((o) => o.result === 'error');
       const transient = failed.some((o) => o.transient);
@@ -61,6 +137,15 @@ export function createEventApp(opts: EventAppOptions): Hono {
       log[bad || transient ? 'warn' : 'error']({ eventId: event?.id, outcome, error: (err as Error).message, ms: Math.round(performance.now() - started) }, 'event');
       return c.json({ error: (err as Error).message }, bad ? 400 : transient ? 503 : 500);
     }
+  });
+  // A body stream that breaks (the sender went away mid-body) is that request's failure, not a 500.
+  app.onError((err, c) => {
+    if (err instanceof OverBudgetError) {
+      log.warn({ outcome: 'retry', error: 'event bodies in flight over budget', budget: BODY_BUDGET_BYTES }, 'event');
+      c.header('Retry-After', '1');
+      return c.json({ error: `over ${BODY_BUDGET_BYTES} bytes of event bodies in flight: retry` }, 503);
+    }
+    return c.json({ error: `cannot read the request: ${err.message}` }, 400);
   });
   return app;
 }

@@ -10,25 +10,46 @@ export function encodeInPlaceState(state: InPlaceState): string {
 
 /**
  * The state a pod carries, or null when it carries none. An annotation that is not a readable state
- * (hand-edited, truncated) is treated as absent: nothing can be resumed from it, and the next update
- * of the pod overwrites it.
+ * (hand-edited, truncated, or longer than any pod in the cluster can carry) is treated as absent:
+ * nothing can be resumed from it, and the next update of the pod overwrites it.
  */
 export function parseInPlaceState(raw: string | undefined): InPlaceState | null {
   if (!raw) return null;
+  // The API server refuses a pod whose annotations pass 256 KiB in all: a longer text comes from
+  // nowhere but a forged event, and is not even parsed.
+  if (raw.length > MAX_STATE_TEXT) return null;
   // One decision asks for a pod's state several times (observe, its step, availability): parsed once
-  // per annotation text. A pure function of the text, so the cache cannot go stale; the state is
-  // frozen, as everyone shares it; the cache is emptied when full (a decision needs one NeoSet's).
+  // per annotation text. A pure function of the text, so the cache cannot go stale and its loss loses
+  // nothing but a parse (STYLE §6); the state is frozen, as everyone shares it. Bounded in entries
+  // and in bytes of text, and emptied when full (a decision needs one NeoSet's pods); a text longer
+  // than any state NeoSet writes (a few KiB, a 20-container pod's ~6 KiB) is parsed, never kept.
   let state = parsed.get(raw);
   if (state === undefined) {
-    if (parsed.size >= PARSED_MAX) parsed.clear();
     state = parse(raw);
-    parsed.set(raw, state);
+    if (raw.length <= CACHED_TEXT_MAX) {
+      if (parsed.size >= PARSED_MAX || parsedBytes + raw.length > PARSED_BYTES_MAX) {
+        parsed.clear();
+        parsedBytes = 0;
+      }
+      parsed.set(raw, state);
+      parsedBytes += raw.length;
+    }
   }
   return state;
 }
 
+/** kube-apiserver's TotalAnnotationSizeLimitB: all of a pod's annotations, keys and values. */
+export const MAX_STATE_TEXT = 256 * 1024;
+/** Texts kept parsed: well above the states NeoSet writes, far below the annotation limit. */
+export const CACHED_TEXT_MAX = 16 * 1024;
+/** Bytes of annotation text kept parsed (the frozen states take about as much again). */
+export const PARSED_BYTES_MAX = 2 * 1024 * 1024;
 const PARSED_MAX = 4096;
 const parsed = new Map<string, InPlaceState | null>();
+let parsedBytes = 0;
+
+/** What the cache holds, for its tests. */
+export const parsedCacheSize = () => ({ entries: parsed.size, bytes: parsedBytes });
 
 function parse(raw: string): InPlaceState | null {
   let value: unknown;

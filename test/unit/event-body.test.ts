@@ -1,0 +1,149 @@
+// Every event body is bounded before it is read (SPEC §2.3, issue 19 point 6): 413 past
+// MAX_EVENT_BYTES — declared by Content-Length (refused unread) or streamed (reading stops at the
+// limit) — and the bodies in flight share BODY_BUDGET_BYTES (503, retried). Through the hono app, and
+// once through a real listener for chunked transfer.
+import http from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BODY_BUDGET_BYTES, MAX_EVENT_BYTES, createEventApp } from '../../shared/http/event-app.ts';
+import { startServer, type RunningServer } from '../../shared/http/serve.ts';
+import type { ParsedEvent } from '../../shared/events/target.ts';
+import { silent } from './admission-review.ts';
+
+const CE_HEADERS = {
+  'content-type': 'application/json',
+  'ce-id': 'e-1',
+  'ce-source': '/apis/v1/namespaces/default/pods',
+  'ce-specversion': '1.0',
+  'ce-type': 'dev.knative.apiserver.resource.update',
+};
+
+/** A Resource-mode Pod of about `bytes` of JSON: many containers with many env vars, as a big real pod is. */
+function bigPod(bytes: number) {
+  const env: { name: string; value: string }[] = [];
+  for (let size = 0; size < bytes - 1000; size += 60) env.push({ name: `VAR_${env.length}`, value: 'v'.repeat(36) });
+  const containers = Array.from({ length: 20 }, (_, c) => ({ name: `c${c}`, image: 'registry.example/app:1', env: env.filter((_, i) => i % 20 === c) }));
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-0', namespace: 'default', labels: { 'neoset.neo.io/name': 'web' } }, spec: { containers } };
+}
+
+function recordingApp(hold?: Promise<void>) {
+  const handled: ParsedEvent[] = [];
+  const app = createEventApp({
+    name: 'test',
+    logger: silent,
+    handle: async (event) => {
+      handled.push(event);
+      await hold;
+      return [];
+    },
+  });
+  return { app, handled };
+}
+
+/** A body streamed in 64 KiB chunks that errors once more than `failAfter` bytes have been pulled. */
+function streamedBody(failAfter: number) {
+  const chunk = new Uint8Array(64 * 1024).fill(0x20);
+  let pulled = 0;
+  const body = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (pulled > failAfter) return controller.error(new Error(`read past ${failAfter} bytes: the body is being buffered whole`));
+        pulled += chunk.length;
+        controller.enqueue(chunk);
+      },
+    },
+    { highWaterMark: 0 }, // pulled only when read
+  );
+  return { body, pulled: () => pulled };
+}
+
+describe('event body limit', () => {
+  it('answers 413 (JSON) to a streamed body past the limit, having read no more than the limit and a few chunks', async () => {
+    const { app, handled } = recordingApp();
+    const stream = streamedBody(MAX_EVENT_BYTES + 1024 * 1024);
+    const res = await app.request('/', { method: 'POST', headers: CE_HEADERS, body: stream.body, duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ error: `event body over ${MAX_EVENT_BYTES} bytes` });
+    // The streams between the body and the reader may pull a few chunks ahead; never the rest.
+    expect(stream.pulled()).toBeLessThanOrEqual(MAX_EVENT_BYTES + 4 * 64 * 1024);
+    expect(handled).toEqual([]);
+  });
+
+  it('answers 413 to a Content-Length over the limit without reading the body', async () => {
+    const { app, handled } = recordingApp();
+    const stream = streamedBody(0);
+    const res = await app.request('/', {
+      method: 'POST',
+      headers: { ...CE_HEADERS, 'content-length': String(MAX_EVENT_BYTES + 1) },
+      body: stream.body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(stream.pulled()).toBe(0);
+    expect(handled).toEqual([]);
+  });
+
+  it('handles a legitimate 1.4 MiB Resource-mode Pod event', async () => {
+    const { app, handled } = recordingApp();
+    const body = JSON.stringify(bigPod(1.4 * 1024 * 1024));
+    expect(body.length).toBeGreaterThan(1.39 * 1024 * 1024);
+    const res = await app.request('/', { method: 'POST', headers: CE_HEADERS, body });
+    expect(res.status).toBe(200);
+    expect(handled.map((e) => e.target)).toEqual([{ kind: 'pod', namespace: 'default', name: 'web-0', neoset: 'web' }]);
+    expect((handled[0].object as ReturnType<typeof bigPod>).spec.containers).toHaveLength(20);
+  });
+
+  it('answers 503 with Retry-After once the bodies in flight would pass the budget, and takes them again once answered', async () => {
+    let release!: () => void;
+    const hold = new Promise<void>((r) => (release = r));
+    const { app } = recordingApp(hold);
+    const body = JSON.stringify(bigPod(3.5 * 1024 * 1024));
+    const fits = Math.floor(BODY_BUDGET_BYTES / body.length);
+    const held = Array.from({ length: fits }, () => app.request('/', { method: 'POST', headers: CE_HEADERS, body }));
+    await new Promise((r) => setTimeout(r, 200)); // each is read and waiting in handle()
+    const over = await app.request('/', { method: 'POST', headers: CE_HEADERS, body });
+    expect(over.status).toBe(503);
+    expect(over.headers.get('retry-after')).toBe('1');
+    // A small event still fits beside them.
+    const small = app.request('/', { method: 'POST', headers: CE_HEADERS, body: JSON.stringify(bigPod(2000)) });
+    release();
+    expect((await Promise.all([...held, small])).map((r) => r.status)).toEqual(Array(fits + 1).fill(200));
+    expect((await app.request('/', { method: 'POST', headers: CE_HEADERS, body })).status).toBe(200);
+  });
+});
+
+describe('event body limit on a real listener', () => {
+  let running: RunningServer | undefined;
+  afterEach(async () => {
+    await running?.close(100);
+    running = undefined;
+  });
+
+  /** Over node:http, in 64 KiB chunks with Transfer-Encoding: chunked. */
+  function postChunked(port: number, chunks: Buffer[], headers: Record<string, string>): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port, path: '/', method: 'POST', headers: { ...headers, 'transfer-encoding': 'chunked' } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      // The server may answer 413 and close before the whole body is sent.
+      req.on('error', (err) => (/EPIPE|ECONNRESET/.test(String(err)) ? undefined : reject(err)));
+      for (const c of chunks) req.write(c);
+      req.end();
+    });
+  }
+
+  it('refuses chunked and Content-Length bodies past the limit, and handles one under it either way', async () => {
+    running = await startServer({ app: recordingApp().app, port: 0, hostname: '127.0.0.1', logger: silent });
+    const big = Buffer.from(JSON.stringify(bigPod(MAX_EVENT_BYTES + 512 * 1024)));
+    const ok = Buffer.from(JSON.stringify(bigPod(1.4 * 1024 * 1024)));
+    const split = (b: Buffer) => Array.from({ length: Math.ceil(b.length / 65536) }, (_, i) => b.subarray(i * 65536, (i + 1) * 65536));
+    // fetch sends a Buffer with its Content-Length. A 413 says Connection: close (the rest of the body
+    // is unread), so the next request opens a new connection rather than hang up on that one.
+    const sized = (b: Buffer) => fetch(`http://127.0.0.1:${running!.port}/`, { method: 'POST', headers: CE_HEADERS, body: new Uint8Array(b) }).then((r) => r.status);
+    expect((await postChunked(running.port, split(big), CE_HEADERS)).status).toBe(413);
+    expect(await sized(big)).toBe(413);
+    expect((await postChunked(running.port, split(ok), CE_HEADERS)).status).toBe(200);
+    expect(await sized(ok)).toBe(200);
+  });
+});
