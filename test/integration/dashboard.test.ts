@@ -3,13 +3,16 @@
 // playwright-core) against the real control plane with the controller functions running. The seeds'
 // mysql example (examples/mysql.yaml) is rolled out, watched on the page and driven only with its
 // buttons, through the same steps and to the same end states as the CLI walkthrough in plugin.test.ts.
+// Then what anyone else can do with it: without this run's token, nothing (SPEC §2.3, issue 19).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_STREAMS } from '../../bin/neoset/dashboard/app.ts';
 import { startDashboard, type RunningDashboard } from '../../bin/neoset/dashboard/start.ts';
 import { readNeoSet } from '../../bin/neoset/neosets.ts';
 import { LABEL_REVISION_HASH } from '../../shared/api/names.ts';
@@ -28,6 +31,53 @@ let browser: Browser;
 let page: Page;
 const images = () => stack.observer.pods(NAME).map(imageOf);
 const message = () => page.locator('#message');
+
+interface Answer {
+  status: number;
+  body: string;
+  headers: http.IncomingHttpHeaders;
+}
+
+/** One request as curl sends it: any Host and Origin, no cookie unless given (a stream is not read). */
+function curl(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
+      if (res.headers['content-type']?.startsWith('text/event-stream')) {
+        res.destroy();
+        return resolve({ status: res.statusCode!, body: '', headers: res.headers });
+      }
+      let body = '';
+      res.setEncoding('utf8').on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+/** This machine's address as another machine reaches it (127.0.0.1 when it has no other). */
+const lanAddress = () => Object.values(networkInterfaces()).flat().find((i) => i?.family === 'IPv4' && !i.internal)?.address ?? '127.0.0.1';
+
+/**
+ * What someone without the token gets from a dashboard at `base`: the page, a file of it, the state,
+ * the stream, a guessed token, and the report's write (Host and Origin forged to match, JSON, curl).
+ */
+async function withoutToken(base: string): Promise<Record<string, number>> {
+  const host = new URL(base).host;
+  const headers = { host, origin: `http://${host}` };
+  const at = (p: string) => new URL(p, base).toString();
+  const guessed = await curl(at('/?token=guess'), { headers });
+  expect(guessed.headers['set-cookie']).toBeUndefined();
+  return {
+    page: (await curl(at('/'), { headers })).status,
+    script: (await curl(at('/app.js'), { headers })).status,
+    state: (await curl(at('/api/state'), { headers })).status,
+    stream: (await curl(at('/api/stream'), { headers })).status,
+    guessed: guessed.status,
+    pause: (await curl(at(`/api/neosets/${stack.namespace}/${NAME}/pause`), { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{}' })).status,
+  };
+}
+const REFUSED = { page: 401, script: 401, state: 401, stream: 401, guessed: 401, pause: 401 };
 
 /** Clicks a rollout button, confirms in the dialog (choosing `revision` for undo), and waits for the answer. */
 async function button(id: string, revision?: number): Promise<string> {
@@ -85,7 +135,8 @@ beforeAll(async () => {
     readOnly: false,
   });
   browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  // A context of its own, so that another page (another site) can share its cookies.
+  page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
   page.on('pageerror', (err) => console.error(`page error: ${err.message}`));
 });
 
@@ -105,6 +156,13 @@ describe("the seeds' mysql example, watched on the dashboard and driven only wit
     v1 = n.status!.updateRevision!;
     ids = identities(stack.observer.pods(NAME));
     await page.goto(dashboard.url);
+    // The printed URL's token became a cookie the page's scripts cannot read, and left the address bar.
+    expect(dashboard.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
+    expect(page.url()).toBe(dashboard.base);
+    expect(await page.context().cookies()).toEqual([
+      expect.objectContaining({ name: `neoset-dashboard-${dashboard.port}`, value: dashboard.token, path: '/', httpOnly: true, sameSite: 'Strict' }),
+    ]);
+    expect(await page.evaluate(() => document.cookie)).toBe('');
     const row = page.locator(`[data-neoset="${stack.namespace}/${NAME}"]`);
     await expect.poll(() => row.textContent()).toContain(NAME);
     await expect.poll(shownRevisions).toEqual(Object.fromEntries([0, 1, 2, 3, 4].map((i) => [`${NAME}-${i}`, v1])));
@@ -208,40 +266,57 @@ describe("the seeds' mysql example, watched on the dashboard and driven only wit
 });
 
 describe('writes from anywhere else are refused', () => {
-  it("a cross-origin POST from another site's page does not reach the cluster", async () => {
+  it("a cross-origin POST from another site's page does not reach the cluster, though the browser sends the cookie", async () => {
     // Another site: a page on another port, whose script posts to the dashboard (a "simple" request,
-    // which a browser sends without asking first).
+    // which a browser sends without asking first). Every port of 127.0.0.1 is the same *site*, so the
+    // browser that holds the dashboard's SameSite=Strict cookie sends it along: the Origin refuses it.
     const evil = http.createServer((_req, res) => res.end('<html><body>another site</body></html>'));
     await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r));
     const before = await readNeoSet(stack.client, stack.namespace, NAME);
     try {
-      const other = await browser.newPage();
+      const other = await page.context().newPage();
       await other.goto(`http://127.0.0.1:${(evil.address() as AddressInfo).port}/`);
-      const target = `${dashboard.url}api/neosets/${stack.namespace}/${NAME}/pause`;
+      const target = `${dashboard.base}api/neosets/${stack.namespace}/${NAME}/pause`;
+      // What the browser sent and what became of it, as its network layer saw it (the raw headers,
+      // cookies included, come from the DevTools protocol).
+      const sentHeaders: Record<string, string>[] = [];
+      const failures: string[] = [];
+      const cdp = await other.context().newCDPSession(other);
+      await cdp.send('Network.enable');
+      cdp.on('Network.requestWillBeSentExtraInfo', (e) => {
+        const headers = Object.fromEntries(Object.entries(e.headers).map(([k, v]) => [k.toLowerCase(), String(v)]));
+        if (headers.host === new URL(dashboard.base).host) sentHeaders.push(headers);
+      });
+      other.on('requestfailed', (r) => void (r.url() === target && failures.push(r.failure()?.errorText ?? '')));
       const sent = await other.evaluate(async (url) => {
-        const simple = await fetch(url, { method: 'POST', mode: 'no-cors', headers: { 'content-type': 'text/plain' }, body: '{}' }).then(() => 'sent', (e) => String(e));
-        const json = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).then(() => 'sent', (e) => String(e));
+        const simple = await fetch(url, { method: 'POST', mode: 'no-cors', credentials: 'include', headers: { 'content-type': 'text/plain' }, body: '{}' }).then(() => 'sent', (e) => String(e));
+        const json = await fetch(url, { method: 'POST', credentials: 'include', headers: { 'content-type': 'application/json' }, body: '{}' }).then(() => 'sent', (e) => String(e));
         return { simple, json };
       }, target);
-      // The simple one reaches the server (and is refused there); the JSON one is stopped by the browser's preflight.
-      expect(sent.simple).toBe('sent');
-      expect(sent.json).toMatch(/TypeError: Failed to fetch/);
+      // The simple one reaches the server with the cookie (same site), is refused there for its Origin,
+      // and its answer is withheld from the other site (Cross-Origin-Resource-Policy); the JSON one never
+      // leaves the browser: its preflight (which carries no cookie) is not answered with CORS.
+      expect(sent).toEqual({ simple: 'TypeError: Failed to fetch', json: 'TypeError: Failed to fetch' });
+      expect(failures).toEqual(['net::ERR_BLOCKED_BY_RESPONSE.NotSameOrigin', 'net::ERR_FAILED']);
+      const evilOrigin = `http://127.0.0.1:${(evil.address() as AddressInfo).port}`;
+      expect(sentHeaders.map((h) => [h['content-type'] ?? h['access-control-request-method'], h.origin, h['sec-fetch-site'], h.cookie])).toEqual([
+        ['text/plain', evilOrigin, 'same-site', `neoset-dashboard-${dashboard.port}=${dashboard.token}`],
+        ['POST', evilOrigin, 'same-site', undefined],
+      ]);
       await other.close();
     } finally {
       evil.close();
     }
-    // The same requests as plain HTTP, to see the answers the browser hides from the other site.
-    const refused = await fetch(`${dashboard.url}api/neosets/${stack.namespace}/${NAME}/pause`, {
+    // The same requests as plain HTTP with the cookie, to see the answers the browser hides from the other site.
+    const cookie = `neoset-dashboard-${dashboard.port}=${dashboard.token}`;
+    const refused = await fetch(`${dashboard.base}api/neosets/${stack.namespace}/${NAME}/pause`, {
       method: 'POST',
-      headers: { origin: 'http://127.0.0.1:1', 'content-type': 'application/json' },
+      headers: { cookie, origin: 'http://127.0.0.1:1', 'content-type': 'application/json' },
       body: '{}',
     });
     expect(refused.status).toBe(403);
-    // A rebound DNS name reaches 127.0.0.1 with the attacker's name as Host (fetch may not set Host: http.get).
-    const rebound = await new Promise<number | undefined>((resolve, reject) =>
-      http.get(`${dashboard.url}api/state`, { headers: { host: `attacker.example:${dashboard.port}` } }, (res) => resolve(res.resume().statusCode)).on('error', reject),
-    );
-    expect(rebound).toBe(403);
+    // A rebound DNS name reaches 127.0.0.1 with the attacker's name as Host (fetch may not set Host: curl does).
+    expect((await curl(`${dashboard.base}api/state`, { headers: { cookie, host: `attacker.example:${dashboard.port}` } })).status).toBe(403);
     const after = await readNeoSet(stack.client, stack.namespace, NAME);
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect(after.spec.updateStrategy.pause).toBe(false);
@@ -252,6 +327,7 @@ describe('writes from anywhere else are refused', () => {
     try {
       const p = await browser.newPage();
       await p.goto(ro.url);
+      expect(p.url()).toBe(ro.base);
       await expect.poll(() => p.locator('[data-pod]').count()).toBe(5);
       expect(await p.locator('[data-action]').count()).toBe(0);
       expect(await p.locator('#read-only').isVisible()).toBe(true);
@@ -264,24 +340,96 @@ describe('writes from anywhere else are refused', () => {
   });
 });
 
+describe("without this run's token, nothing (issue 19: the dashboard obeyed anyone who could reach it)", () => {
+  it('page, page file, state, stream and a button are refused (401) on 127.0.0.1; the NeoSet is not paused', async () => {
+    const before = await readNeoSet(stack.client, stack.namespace, NAME);
+    expect(await withoutToken(dashboard.base)).toEqual(REFUSED);
+    const after = await readNeoSet(stack.client, stack.namespace, NAME);
+    expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(after.spec.updateStrategy.pause).toBe(false);
+  });
+
+  it(`on --address 0.0.0.0, reached by this machine's address with Host and Origin forged as in the report: 401, not paused; at most ${MAX_STREAMS} streams`, async () => {
+    const open = await startDashboard({ cluster: { client: stack.client, namespace: stack.namespace, kubeConfig: stack.kc }, namespace: stack.namespace, port: 0, address: '0.0.0.0', readOnly: false });
+    const streams: http.ClientRequest[] = [];
+    try {
+      const before = await readNeoSet(stack.client, stack.namespace, NAME);
+      const base = `http://${lanAddress()}:${open.port}/`;
+      expect(await withoutToken(base)).toEqual(REFUSED);
+      const after = await readNeoSet(stack.client, stack.namespace, NAME);
+      expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+      expect(after.spec.updateStrategy.pause).toBe(false);
+      // With the token, a script reads the state; a client holding streams open cannot hold more than MAX_STREAMS.
+      const authorization = `Bearer ${open.token}`;
+      expect(JSON.parse((await curl(`${base}api/state`, { headers: { authorization } })).body).neosets.map((n: { name: string }) => n.name)).toEqual([NAME]);
+      const stream = () =>
+        new Promise<number>((resolve, reject) => {
+          const req = http.get(`${base}api/stream`, { headers: { authorization } }, (res) => resolve(res.statusCode!));
+          req.on('error', () => {});
+          streams.push(req);
+          setTimeout(() => reject(new Error('no answer')), 10_000).unref();
+        });
+      const statuses: number[] = [];
+      for (let i = 0; i <= MAX_STREAMS; i++) statuses.push(await stream());
+      expect(statuses).toEqual([...Array(MAX_STREAMS).fill(200), 503]);
+      // A tab closed: its place is free again.
+      streams[0].destroy();
+      await expect.poll(stream).toBe(200);
+    } finally {
+      for (const s of streams) s.destroy();
+      await open.close();
+    }
+  });
+});
+
 describe('the command', () => {
   const BIN = path.join(ROOT, 'bin');
   const env = { ...process.env, PATH: `${BIN}${path.delimiter}${process.env.PATH}`, KUBECONFIG: kubeconfigPath() };
 
-  it('kubectl neoset dashboard prints its URL, serves the page, and exits 0 on Ctrl-C', async () => {
+  /** Runs `kubectl neoset dashboard ARGS` until its URL is printed: the URL, its output so far, and its stop. */
+  async function command(args: string[]) {
     const { spawn } = await import('node:child_process');
-    const child = spawn('kubectl', ['neoset', 'dashboard', '--port', '0', '-n', stack.namespace], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    const child = spawn('kubectl', ['neoset', 'dashboard', '--port', '0', '-n', stack.namespace, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const output = { out: '', err: '' };
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (output.out += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (output.err += c));
     const exited = new Promise<number | null>((r) => child.on('close', r));
-    await expect.poll(() => out, { timeout: 20_000 }).toMatch(/at http:\/\/127\.0\.0\.1:\d+\/\n/);
-    expect(out).toMatch(new RegExp(`^NeoSet dashboard \\(namespace ${stack.namespace}\\) at http://127\\.0\\.0\\.1:\\d+/\\nPress Ctrl-C to stop it\\.\\n$`));
-    const url = /(http:\S+)/.exec(out)![1];
-    const state = (await (await fetch(`${url}api/state`)).json()) as { neosets: { name: string }[] };
-    expect(state.neosets.map((n) => n.name)).toEqual([NAME]);
+    await expect.poll(() => output.out, { timeout: 20_000 }).toMatch(/at http:\S+\n/);
+    const url = new URL(/(http:\S+)/.exec(output.out)![1]);
     // kubectl passes the signal on to the plugin it runs.
-    child.kill('SIGINT');
-    expect(await exited).toBe(0);
+    const stop = () => (child.kill('SIGINT'), exited);
+    return { url, output, stop };
+  }
+
+  it('kubectl neoset dashboard prints its URL with a new token, serves the page with it only, and exits 0 on Ctrl-C', async () => {
+    const { url, output, stop } = await command([]);
+    try {
+      expect(output.out).toMatch(new RegExp(`^NeoSet dashboard \\(namespace ${stack.namespace}\\) at http://127\\.0\\.0\\.1:\\d+/\\?token=[\\w-]{43}\\nPress Ctrl-C to stop it\\.\\n$`));
+      expect(output.err).toBe('');
+      const token = url.searchParams.get('token')!;
+      expect(token).not.toBe(dashboard.token);
+      const state = (await (await fetch(`${url.origin}/api/state`, { headers: { authorization: `Bearer ${token}` } })).json()) as { neosets: { name: string }[] };
+      expect(state.neosets.map((n) => n.name)).toEqual([NAME]);
+      expect((await fetch(`${url.origin}/api/state`)).status).toBe(401);
+    } finally {
+      expect(await stop()).toBe(0);
+    }
+  });
+
+  it('with --address 0.0.0.0 it warns on stderr, and the report\'s forged write (no token) is refused: the NeoSet is not paused', async () => {
+    const before = await readNeoSet(stack.client, stack.namespace, NAME);
+    const { url, output, stop } = await command(['--address', '0.0.0.0']);
+    try {
+      await expect.poll(() => output.err).toBe(
+        `warning: --address 0.0.0.0 is not a loopback address: anyone who can reach port ${url.port} there and has the URL below can see your NeoSets and act on them with your Kubernetes credentials, and the URL (its token) travels unencrypted (plain HTTP). Prefer the default address and a tunnel from the other machine (ssh -L ${url.port}:127.0.0.1:${url.port} THIS-HOST), then open the URL there.\n`,
+      );
+      expect(await withoutToken(`http://${lanAddress()}:${url.port}/`)).toEqual(REFUSED);
+    } finally {
+      expect(await stop()).toBe(0);
+    }
+    const after = await readNeoSet(stack.client, stack.namespace, NAME);
+    expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(after.spec.updateStrategy.pause).toBe(false);
   });
 
   it('a bad command line is exit 2 naming it; an unreachable API server exit 3, as for every command', async () => {

@@ -1,7 +1,7 @@
 // The dashboard's hono app without a cluster (app.request, STYLE §1): who may talk to it, what its
 // buttons write and answer, and what the page is told about a NeoSet mid-rollout.
 import { describe, expect, it } from 'vitest';
-import { dashboardApp } from '../../bin/neoset/dashboard/app.ts';
+import { dashboardApp, MAX_STREAMS } from '../../bin/neoset/dashboard/app.ts';
 import { ownHost } from '../../bin/neoset/dashboard/guard.ts';
 import type { Store } from '../../bin/neoset/dashboard/store.ts';
 import { detail, summaries } from '../../bin/neoset/dashboard/view.ts';
@@ -11,6 +11,9 @@ import { neoset, revision } from './plugin-fixtures.ts';
 
 const HOST = '127.0.0.1:3100';
 const ORIGIN = `http://${HOST}`;
+const TOKEN = 'kA3d0V5mT9qWcYxZ1bN7eR2uI8oP4sLgHjFfDvBn6aQ';
+/** What this dashboard's own page sends with every request: its Host and the cookie of the run. */
+const OURS = { host: HOST, cookie: `neoset-dashboard-3100=${TOKEN}` };
 
 function pod(ordinal: number, rev: string, extra: { ready?: boolean; annotations?: Record<string, string>; labels?: Record<string, string>; restarts?: number } = {}): PodObject {
   return {
@@ -92,6 +95,8 @@ function app(opts: { readOnly?: boolean; conflict?: boolean; namespace?: string 
     namespace: 'namespace' in opts ? opts.namespace : 'db',
     readOnly: opts.readOnly ?? false,
     isOwnHost: ownHost('127.0.0.1', () => 3100),
+    token: TOKEN,
+    port: () => 3100,
     closing: new AbortController().signal,
   });
   return { app: a, patches };
@@ -100,12 +105,12 @@ function app(opts: { readOnly?: boolean; conflict?: boolean; namespace?: string 
 /** An answer of the app: {error} or {message}, or the page state. */
 const json = async (res: Response) => (await res.json()) as { error?: string; message?: string; actions: { id: string; confirm: string }[] };
 
-const post = (path: string, headers: Record<string, string> = { host: HOST, origin: ORIGIN, 'content-type': 'application/json' }, body = '{}') =>
+const post = (path: string, headers: Record<string, string> = { ...OURS, origin: ORIGIN, 'content-type': 'application/json' }, body = '{}') =>
   new Request(`http://${HOST}${path}`, { method: 'POST', headers, body });
 
 describe('who may talk to the dashboard', () => {
   it('serves the page to its own Host, unframeable and loading only its own files', async () => {
-    const res = await app().app.request('/', { headers: { host: HOST } });
+    const res = await app().app.request('/', { headers: OURS });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
@@ -121,11 +126,11 @@ describe('who may talk to the dashboard', () => {
 
   it('refuses a write from another origin, without an origin, or not as JSON', async () => {
     const { app: a, patches } = app();
-    const cross = await a.request(post('/api/neosets/db/mysql/pause', { host: HOST, origin: 'http://evil.example', 'content-type': 'application/json' }));
+    const cross = await a.request(post('/api/neosets/db/mysql/pause', { ...OURS, origin: 'http://evil.example', 'content-type': 'application/json' }));
     expect(cross.status).toBe(403);
     expect(await cross.json()).toEqual({ error: `refused: a write from origin "http://evil.example", not this dashboard's page` });
-    expect((await a.request(post('/api/neosets/db/mysql/pause', { host: HOST, 'content-type': 'application/json' }))).status).toBe(403);
-    expect((await a.request(post('/api/neosets/db/mysql/pause', { host: HOST, origin: ORIGIN, 'content-type': 'text/plain' }))).status).toBe(415);
+    expect((await a.request(post('/api/neosets/db/mysql/pause', { ...OURS, 'content-type': 'application/json' }))).status).toBe(403);
+    expect((await a.request(post('/api/neosets/db/mysql/pause', { ...OURS, origin: ORIGIN, 'content-type': 'text/plain' }))).status).toBe(415);
     expect(patches).toEqual([]);
   });
 
@@ -137,6 +142,105 @@ describe('who may talk to the dashboard', () => {
     expect(['192.168.1.5', '10.0.0.1:80', 'localhost', 'attacker.example', '[fe80::1]'].map(any)).toEqual([true, true, true, false, true]);
     const one = ownHost('192.168.1.5', () => 3100);
     expect(['192.168.1.5:3100', '127.0.0.1:3100'].map(one)).toEqual([true, false]);
+  });
+});
+
+describe("this run's token (SPEC §2.3)", () => {
+  const page = () => new Request(`http://${HOST}/`, { headers: { host: HOST } });
+  const withCookie = (value: string, name = 'neoset-dashboard-3100') => ({ host: HOST, cookie: `${name}=${value}` });
+  const requests: [string, (headers: Record<string, string>) => Request][] = [
+    ['the page', (h) => new Request(`http://${HOST}/`, { headers: h })],
+    ['a page file', (h) => new Request(`http://${HOST}/app.js`, { headers: h })],
+    ['the state', (h) => new Request(`http://${HOST}/api/state`, { headers: h })],
+    ['the live stream', (h) => new Request(`http://${HOST}/api/stream`, { headers: h })],
+    ['a button', (h) => post('/api/neosets/db/mysql/pause', { origin: ORIGIN, 'content-type': 'application/json', ...h })],
+  ];
+  const wrong: [string, Record<string, string>][] = [
+    ['no token', { host: HOST }],
+    ['a wrong cookie', withCookie(`${TOKEN.slice(0, -1)}x`)],
+    ['a cookie of the right value for another port', withCookie(TOKEN, 'neoset-dashboard-3101')],
+    ['an empty cookie', withCookie('')],
+    ['a wrong bearer token', { host: HOST, authorization: 'Bearer nope' }],
+    ['the token as a Basic password', { host: HOST, authorization: `Basic ${TOKEN}` }],
+  ];
+
+  it.each(requests)('%s: refused (401) without the token, with a wrong one or with another port\'s cookie; nothing written', async (what, request) => {
+    for (const [, headers] of wrong) {
+      const { app: a, patches } = app();
+      const res = await a.request(request(headers));
+      expect(res.status, `${what} with ${JSON.stringify(headers)}`).toBe(401);
+      if (what === 'the page' || what === 'a page file') {
+        expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+        expect(await res.text()).toMatch(/open the URL `kubectl neoset dashboard` printed \(it ends in \?token=/);
+      } else {
+        expect((await json(res)).error).toMatch(/^refused: this dashboard's token is missing or wrong/);
+      }
+      expect(patches).toEqual([]);
+    }
+  });
+
+  it('the report\'s forged write (Origin equal to the Host, JSON, no token) is refused and writes nothing', async () => {
+    const { app: a, patches } = app();
+    const res = await a.request(post('/api/neosets/db/mysql/pause', { host: HOST, origin: ORIGIN, 'content-type': 'application/json' }));
+    expect(res.status).toBe(401);
+    expect(patches).toEqual([]);
+  });
+
+  it('the printed URL sets an HttpOnly, SameSite=Strict cookie for the port, and redirects to the page without the token', async () => {
+    const res = await app().app.request(new Request(`http://${HOST}/?token=${TOKEN}`, { headers: { host: HOST } }));
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('set-cookie')).toBe(`neoset-dashboard-3100=${TOKEN}; Path=/; HttpOnly; SameSite=Strict`);
+    // Other query parameters stay; the token goes.
+    const deep = await app().app.request(new Request(`http://${HOST}/api/state?neoset=db%2Fmysql&token=${TOKEN}`, { headers: { host: HOST } }));
+    expect(deep.headers.get('location')).toBe('/api/state?neoset=db%2Fmysql');
+  });
+
+  it('a wrong token in the URL sets no cookie', async () => {
+    const res = await app().app.request(new Request(`http://${HOST}/?token=${TOKEN}x`, { headers: { host: HOST } }));
+    expect(res.status).toBe(401);
+    expect(res.headers.get('set-cookie')).toBeNull();
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
+  });
+
+  it('with the cookie (or the token as a bearer header, for scripts): the page, its files and the state', async () => {
+    const a = app().app;
+    for (const path of ['/', '/app.js', '/api/state']) {
+      expect((await a.request(path, { headers: OURS })).status, path).toBe(200);
+      expect((await a.request(path, { headers: { host: HOST, authorization: `Bearer ${TOKEN}` } })).status, path).toBe(200);
+    }
+    // A stale cookie of an earlier run on this port does not spoil a good header.
+    expect((await a.request('/api/state', { headers: { ...withCookie('old'), authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    expect((await a.request(page())).status).toBe(401);
+  });
+
+  it('a write needs the Origin of this server too: the cookie goes along from any port of 127.0.0.1 (the same site)', async () => {
+    const { app: a, patches } = app();
+    for (const origin of ['http://127.0.0.1:8080', 'http://localhost:3100', 'https://127.0.0.1:3100', 'null', `${ORIGIN}/`]) {
+      const res = await a.request(post('/api/neosets/db/mysql/pause', { ...OURS, origin, 'content-type': 'application/json' }));
+      expect(res.status, origin).toBe(403);
+    }
+    expect(patches).toEqual([]);
+    expect((await a.request(post('/api/neosets/db/mysql/pause'))).status).toBe(200);
+  });
+
+  it(`at most ${MAX_STREAMS} live streams at once; a closed one frees its place`, async () => {
+    const a = app().app;
+    const open: Response[] = [];
+    for (let i = 0; i < MAX_STREAMS; i++) open.push(await a.request('/api/stream', { headers: OURS }));
+    expect(open.map((r) => r.status)).toEqual(Array(MAX_STREAMS).fill(200));
+    const over = await a.request('/api/stream', { headers: OURS });
+    expect(over.status).toBe(503);
+    expect(over.headers.get('retry-after')).toBe('5');
+    expect((await json(over)).error).toMatch(/live streams are open already/);
+    await open.pop()!.body!.cancel();
+    await expect.poll(async () => {
+      const again = await a.request('/api/stream', { headers: OURS });
+      if (again.status === 200) open.push(again);
+      return again.status;
+    }).toBe(200);
+    await Promise.all(open.map((r) => r.body!.cancel()));
   });
 });
 
@@ -167,7 +271,7 @@ describe('the buttons', () => {
   it('refuses every write when read-only, an unknown action, and a namespace it does not show', async () => {
     const ro = app({ readOnly: true });
     expect((await ro.app.request(post('/api/neosets/db/mysql/pause'))).status).toBe(403);
-    expect((await json(await ro.app.request('/api/state', { headers: { host: HOST } }))).actions).toEqual([]);
+    expect((await json(await ro.app.request('/api/state', { headers: OURS }))).actions).toEqual([]);
     expect((await app().app.request(post('/api/neosets/db/mysql/explode'))).status).toBe(404);
     const other = await app().app.request(post('/api/neosets/prod/mysql/pause'));
     expect(other.status).toBe(404);
@@ -175,7 +279,7 @@ describe('the buttons', () => {
   });
 
   it('the page is told every button with its confirmation, abort and retry (SPEC 4.11) included', async () => {
-    const state = await json(await app().app.request('/api/state', { headers: { host: HOST } }));
+    const state = await json(await app().app.request('/api/state', { headers: OURS }));
     expect(state.actions.map((a) => a.id)).toEqual(['promote', 'promote-full', 'pause', 'resume', 'abort', 'retry', 'undo']);
     expect(state.actions.every((a) => a.confirm.length > 0)).toBe(true);
   });

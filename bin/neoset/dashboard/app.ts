@@ -1,5 +1,6 @@
 // The dashboard's HTTP surface, a hono app (as the functions are): the page, its live state
-// (Server-Sent Events), and one POST per rollout button. Every request passes the guard first.
+// (Server-Sent Events), and one POST per rollout button. Every request passes the guard first
+// (this run's token, Host, and for a write Origin and JSON: guard.ts).
 import { Hono } from 'hono';
 import { secureHeaders } from 'hono/secure-headers';
 import { ApiError } from '../../../shared/k8s/client.ts';
@@ -12,6 +13,9 @@ import { pageState, parseSelection } from './state.ts';
 import type { Store } from './store.ts';
 import { stateStream } from './stream.ts';
 
+/** Live streams open at once: one per open tab, and a reconnecting one or two. */
+export const MAX_STREAMS = 16;
+
 export interface DashboardOptions {
   store: Store;
   cluster: Cluster;
@@ -19,6 +23,10 @@ export interface DashboardOptions {
   namespace?: string;
   readOnly: boolean;
   isOwnHost: (host: string | undefined) => boolean;
+  /** This run's secret, required on every request (guard.ts). */
+  token: string;
+  /** The port listened on (the cookie's name carries it). */
+  port: () => number;
   /** Aborted when the server stops: ends the open streams. */
   closing: AbortSignal;
 }
@@ -29,17 +37,26 @@ export function dashboardApp(opts: DashboardOptions): Hono {
   const state = (param: string | undefined) => pageState(store, opts, parseSelection(param));
   const app = new Hono();
 
-  app.use(guard(opts.isOwnHost));
-  // The page loads only its own files and may not be framed (a framed button is a clickjacked one).
+  // The page loads only its own files and may not be framed (a framed button is a clickjacked one);
+  // sends no Referer (no-referrer, secureHeaders' default). First, so that refusals carry it too.
   app.use(
     secureHeaders({
       contentSecurityPolicy: { defaultSrc: ["'self'"], frameAncestors: ["'none'"], formAction: ["'none'"], baseUri: ["'none'"] },
       xFrameOptions: 'DENY',
     }),
   );
+  app.use(guard(opts));
 
   app.get('/api/state', (c) => c.json(state(c.req.query('neoset'))));
-  app.get('/api/stream', (c) => stateStream(c, store, () => state(c.req.query('neoset')), opts.closing));
+  // Each open stream holds a connection and a store listener: a few pages' worth, and no more.
+  let streams = 0;
+  app.get('/api/stream', (c) => {
+    if (streams >= MAX_STREAMS) {
+      return c.json({ error: `refused: ${MAX_STREAMS} live streams are open already (close a dashboard tab)` }, 503, { 'retry-after': '5' });
+    }
+    streams++;
+    return stateStream(c, store, () => state(c.req.query('neoset')), opts.closing, () => streams--);
+  });
 
   app.post('/api/neosets/:namespace/:name/:action', async (c) => {
     const { namespace, name } = c.req.param();

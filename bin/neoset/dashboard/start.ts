@@ -1,5 +1,5 @@
 // Starts the dashboard: checks that the NeoSets can be read (so that a wrong context fails now, with
-// the CLI's messages and exit codes), lists and watches them, then listens.
+// the CLI's messages and exit codes), lists and watches them, then listens, with a new token.
 import pino from 'pino';
 import { startServer } from '../../../shared/http/serve.ts';
 import { loadKubeConfig } from '../../../shared/k8s/kubeconfig.ts';
@@ -7,7 +7,7 @@ import type { Cluster } from '../cluster.ts';
 import { usageError } from '../errors.ts';
 import { paths } from '../../../shared/k8s/paths.ts';
 import { dashboardApp } from './app.ts';
-import { ownHost } from './guard.ts';
+import { newToken, ownHost } from './guard.ts';
 import { startStore } from './store.ts';
 
 export interface StartOptions {
@@ -20,7 +20,11 @@ export interface StartOptions {
 }
 
 export interface RunningDashboard {
+  /** What to open: the page, with this run's token (`?token=`), which the page swaps for a cookie. */
   url: string;
+  /** The page's address without the token: `http://127.0.0.1:3100/`. */
+  base: string;
+  token: string;
   port: number;
   close(): Promise<void>;
 }
@@ -32,7 +36,8 @@ export async function startDashboard(opts: StartOptions): Promise<RunningDashboa
   await store.ready;
   const closing = new AbortController();
   let port = opts.port;
-  const app = dashboardApp({ ...opts, store, isOwnHost: ownHost(opts.address, () => port), closing: closing.signal });
+  const token = newToken();
+  const app = dashboardApp({ ...opts, store, isOwnHost: ownHost(opts.address, () => port), token, port: () => port, closing: closing.signal });
   const server = await startServer({ app, port: opts.port, hostname: opts.address, logger: pino({ level: 'silent' }) }).catch((err: NodeJS.ErrnoException) => {
     store.stop();
     if (err.code === 'EADDRINUSE') throw usageError(`port ${opts.port} on ${opts.address} is in use: pass another --port (0 picks a free one)`, 'dashboard');
@@ -41,8 +46,11 @@ export async function startDashboard(opts: StartOptions): Promise<RunningDashboa
   });
   port = server.port;
   const host = opts.address.includes(':') ? `[${opts.address}]` : opts.address;
+  const base = `http://${['0.0.0.0', '[::]'].includes(host) ? '127.0.0.1' : host}:${port}/`;
   return {
-    url: `http://${['0.0.0.0', '[::]'].includes(host) ? '127.0.0.1' : host}:${port}/`,
+    url: `${base}?token=${token}`,
+    base,
+    token,
     port,
     async close() {
       closing.abort();

@@ -9,7 +9,8 @@ const COALESCE_MS = 100;
 /** A comment line now and then, so that a proxy or the browser does not time the stream out. */
 const KEEP_ALIVE_MS = 15_000;
 
-export function stateStream(c: Context, store: Store, state: () => unknown, closing: AbortSignal): Response {
+/** `ended` is called once, when the stream is over (the client went away, or the server stops). */
+export function stateStream(c: Context, store: Store, state: () => unknown, closing: AbortSignal, ended: () => void): Response {
   return streamSSE(c, async (stream) => {
     let last = '';
     let timer: NodeJS.Timeout | undefined;
@@ -26,17 +27,23 @@ export function stateStream(c: Context, store: Store, state: () => unknown, clos
       }, COALESCE_MS);
     });
     const keepAlive = setInterval(() => void stream.write(': keep-alive\n\n').catch(() => {}), KEEP_ALIVE_MS);
+    // Listening before the first write: a client gone during it would otherwise hold its slot forever.
+    let stop = () => {};
+    const over = new Promise<void>((resolve) => {
+      stop = resolve;
+      stream.onAbort(resolve);
+      closing.addEventListener('abort', stop, { once: true });
+      if (stream.aborted || closing.aborted) resolve();
+    });
     try {
       await send();
-      await new Promise<void>((resolve) => {
-        stream.onAbort(resolve);
-        if (closing.aborted) resolve();
-        closing.addEventListener('abort', () => resolve(), { once: true });
-      });
+      await over;
     } finally {
+      closing.removeEventListener('abort', stop);
       unsubscribe();
       clearTimeout(timer);
       clearInterval(keepAlive);
+      ended();
     }
   });
 }
