@@ -60,14 +60,21 @@ conditions, canary step, revision history and recent Events; with buttons for pr
 --full, pause, resume, abort, retry and undo that make the same conditional writes, with the same
 messages, as the rollout commands. Prints the URL and serves until Ctrl-C.
 
-It listens on 127.0.0.1 unless told otherwise, every write button asks for confirmation, and it
-refuses any request whose Host or Origin is not its own (no writes from another site's page).`,
-    examples: `  # The NeoSets of the current namespace, on http://127.0.0.1:3100/
+The page acts with your Kubernetes credentials, so the URL it prints carries a token new with each
+run (http://127.0.0.1:3100/?token=...): the first load swaps it for a cookie (HttpOnly,
+SameSite=Strict) and every request without it is refused, the page as well as the API. Scripts may
+send it as "Authorization: Bearer TOKEN". It listens on 127.0.0.1 unless told otherwise, and warns
+on any other --address; every write button asks for confirmation; and it refuses any request whose
+Host is not its own, and any write whose Origin is not (no writes from another site's page).`,
+    examples: `  # The NeoSets of the current namespace, on http://127.0.0.1:3100/?token=...
   kubectl neoset dashboard
+
+  # From another machine: keep the default address and tunnel to it, then open the printed URL there
+  ssh -L 3100:127.0.0.1:3100 HOST kubectl neoset dashboard
 
   # Every namespace, on another port, without the write buttons (a shared screen)
   kubectl neoset dashboard --all-namespaces --port 8080 --read-only`,
-    options: `  --address='127.0.0.1': The address to listen on (an IP address, or localhost).
+    options: `  --address='127.0.0.1': The address to listen on (an IP address, or localhost); warns if not loopback.
   -A, --all-namespaces=false: Show the NeoSets of every namespace (not with --namespace).
   --port=3100: The port to listen on; 0 picks a free one.
   --read-only=false: Show no write buttons, and refuse writes.`,
