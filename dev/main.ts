@@ -14,6 +14,8 @@
 //                       this hook owner, e.g. examples/hooks/ (NEOSET_HOOK_OWNER)
 //   --bundled           run the dist/ bundles (built first) instead of the sources
 //   --verbose           print every invocation, no-ops included
+//   NEOSET_ANALYSIS_ADDRESSES  the Prometheus addresses canary analyses may query, comma-separated (default
+//                       http://prometheus.invalid:9090, README "Automated canary"; empty: none)
 import { rmSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';

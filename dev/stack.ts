@@ -8,6 +8,7 @@ import { appendFileSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from '
 import { join } from 'node:path';
 import { createKubeClient } from '../shared/k8s/client.ts';
 import { RESYNC_SOURCE_VARIABLE, resyncSourceFromEnv } from '../shared/events/target.ts';
+import { ANALYSIS_ADDRESSES_VARIABLE, analysisAddressesFromEnv } from '../shared/core/canary/addresses.ts';
 import { createCa, issueServingCert, LOOPBACK_HOSTS } from './cluster/certs.ts';
 import { PROCESS_GRACE_MS, stopInOrder, type Part } from './cluster/shutdown.ts';
 import { freePorts } from './cluster/ports.ts';
@@ -23,6 +24,9 @@ import { createRecorder, type Recorder } from './recorder.ts';
 import { startHookReceiver } from './hook-receiver.ts';
 import { localWebhooks, registerWebhooks } from './webhooks.ts';
 import { connectCluster, deleteManifests, deleteManifestsNow, startLocalCluster, type Cluster } from './your-cluster.ts';
+
+/** The analysis address of README "Automated canary" (unreachable on purpose: the rollout holds). */
+export const DEV_ANALYSIS_ADDRESSES = 'http://prometheus.invalid:9090';
 
 export interface DevStackOptions {
   /** Working directory: kubeconfig, logs, certificates, the control plane's data. */
@@ -126,11 +130,17 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
 
     // The PingSource the bridge's ticks come from, and the one reconcile takes ticks from (SPEC §2.3).
     const resyncSource = resyncSourceFromEnv();
+    // The Prometheus addresses canary analyses may query, for reconcile and admission alike (SPEC §2.3):
+    // yours in NEOSET_ANALYSIS_ADDRESSES, else the one README "Automated canary" walks through.
+    const analysis = { [ANALYSIS_ADDRESSES_VARIABLE]: analysisAddressesFromEnv({ [ANALYSIS_ADDRESSES_VARIABLE]: process.env[ANALYSIS_ADDRESSES_VARIABLE] ?? DEV_ANALYSIS_ADDRESSES }).join(',') };
+    log(`canary analyses may query: ${analysis[ANALYSIS_ADDRESSES_VARIABLE] || 'no Prometheus address'} (${ANALYSIS_ADDRESSES_VARIABLE})`);
     const common = (name: FunctionName, kubeconfig: string) => ({ name, kubeconfig, port: opts.ports[name], logPath: join(logsDir, `${name}.log`), bundled: opts.bundled });
     const started = await Promise.allSettled([
-      startFunction({ ...common('reconcile', reconcileKc), env: { K_SINK: hooks.url, [RESYNC_SOURCE_VARIABLE]: resyncSource } }),
+      startFunction({ ...common('reconcile', reconcileKc), env: { K_SINK: hooks.url, [RESYNC_SOURCE_VARIABLE]: resyncSource, ...analysis } }),
       startFunction(common('readiness', readinessKc)),
-      startFunction({ ...common('admission', admissionKc), tls: { certFile, keyFile, caPem: ca.certPem }, host: admissionHost, metricsPort: (await freePorts(1))[0] }),
+      // The local API server presents a client certificate to webhooks (control-plane.ts) and admission
+      // takes no other caller; your cluster's API server is not ours to configure (SPEC §2.3).
+      startFunction({ ...common('admission', admissionKc), tls: { certFile, keyFile, caPem: ca.certPem, clientCaFile: cluster.local?.controlPlane.webhookClientCaPath }, host: admissionHost, metricsPort: (await freePorts(1))[0], env: analysis }),
     ]);
     const running = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     parts.push({ name: 'functions', stop: () => Promise.all(running.map((fn) => fn.process.stop(PROCESS_GRACE_MS))).then(() => {}), budgetMs: 2 * PROCESS_GRACE_MS });

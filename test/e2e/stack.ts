@@ -13,6 +13,7 @@ import { startKubelet } from '../../dev/kubelet/kubelet.ts';
 import { startPump, type Pump, type Sink } from '../../dev/bridge/pump.ts';
 import { startObserver, type Observer } from './observer.ts';
 import type { LifecycleSink } from '../../shared/events/lifecycle-sink.ts';
+import type { AnalysisAddresses } from '../../shared/core/canary/addresses.ts';
 import pino from 'pino';
 
 export interface StackOptions {
@@ -31,6 +32,8 @@ export interface StackOptions {
   logger?: pino.Logger;
   /** Where the reconcile instances send lifecycle CloudEvents (SPEC §4.10, their $K_SINK). */
   sink?: LifecycleSink;
+  /** The Prometheus addresses the reconcile instances' canary analyses may query (NEOSET_ANALYSIS_ADDRESSES); default none. */
+  analysisAddresses?: AnalysisAddresses;
 }
 
 export interface Stack {
@@ -65,7 +68,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const sinks: Sink[] = [];
     for (let i = 0; i < (opts.reconcileInstances ?? 1); i++) {
       const instanceClient = opts.reconcileClient?.(i, createKubeClient(kc)) ?? createKubeClient(kc);
-      sinks.push({ target: createReconcile({ client: instanceClient, logger, recheck: () => {}, sink: opts.sink }).fetch, kinds: ['NeoSet', 'Pod', 'ping'] });
+      sinks.push({ target: createReconcile({ client: instanceClient, logger, recheck: () => {}, sink: opts.sink, analysisAddresses: opts.analysisAddresses }).fetch, kinds: ['NeoSet', 'Pod', 'ping'] });
     }
     for (let i = 0; i < (opts.readinessInstances ?? 1); i++) {
       sinks.push({ target: createReadiness({ client: createKubeClient(kc), logger }).fetch, kinds: ['Pod'] });

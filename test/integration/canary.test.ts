@@ -13,7 +13,8 @@ import { createApp as createReconcile } from '../../functions/reconcile/app.ts';
 import { createKubeClient } from '../../shared/k8s/client.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { freePorts } from '../../dev/cluster/ports.ts';
-import { kubeconfigPath, run as runCommand } from '../cluster/harness.ts';
+import { analysisAddressesFromEnv } from '../../shared/core/canary/addresses.ts';
+import { kubeConfig, kubeconfigPath, run as runCommand } from '../cluster/harness.ts';
 import { startPrometheus, type Prometheus } from '../cluster/prometheus.ts';
 import { applyNeoSet, identities, imageOf, setImage, settledOn, untilStatus } from '../e2e/helpers.ts';
 import type { NeoSetObject } from '../e2e/observer.ts';
@@ -157,15 +158,17 @@ describe('canary Prometheus analysis, judged by a real Prometheus', () => {
   let metrics: ServerType;
   let closedPort: number;
   beforeAll(async () => {
-    stack = await startStack({ prefix: 'canary-prom', resyncMs: RESYNC_MS });
     // The reconcile function's /metrics (per-instance counters of this process, where the stack's
     // instances run, and the state gauges read from the API), served on a port Prometheus scrapes.
     const [port, closed] = await freePorts(2);
     closedPort = closed;
-    const app = createReconcile({ client: createKubeClient(stack.kc), logger: pino({ level: 'silent' }), recheck: () => {} });
+    const app = createReconcile({ client: createKubeClient(kubeConfig()), logger: pino({ level: 'silent' }), recheck: () => {} });
     metrics = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' });
     prometheus = await startPrometheus({ scrapeIntervalMs: 1000, targets: [{ job: 'neoset-reconcile', url: `http://127.0.0.1:${port}/metrics` }] });
     await prometheus.targetsUp();
+    // Prometheus first: the install names the addresses analyses may query (SPEC §2.3), this one and
+    // the closed port the unreachable case uses.
+    stack = await startStack({ prefix: 'canary-prom', resyncMs: RESYNC_MS, analysisAddresses: analysisAddressesFromEnv({ NEOSET_ANALYSIS_ADDRESSES: `${prometheus.url},http://127.0.0.1:${closedPort}` }) });
   }, 120_000);
   afterAll(async () => {
     await prometheus?.stop();
@@ -218,7 +221,7 @@ describe('canary Prometheus analysis, judged by a real Prometheus', () => {
     const held = await untilStatus(stack, name, 'Paused: analysis inconclusive', (n) => condition(n, 'Paused')?.reason === 'AnalysisInconclusive', 60_000);
     console.log(JSON.stringify(condition(held, 'Paused')));
     expect(held.status?.phase).toBe('Paused');
-    expect(condition(held, 'Paused')!.message).toContain(`Prometheus at ${address} unreachable`);
+    expect(condition(held, 'Paused')!.message).toContain(`Prometheus at ${address}: unreachable (ECONNREFUSED)`);
     await new Promise((r) => setTimeout(r, 5000));
     const later = stack.observer.neoset(name)!;
     expect(canaryOf(later)).toMatchObject({ stepIndex: 0, analysis: { result: 'Inconclusive' } });

@@ -207,6 +207,31 @@ describe('npm run dev', () => {
     expect(metrics).toContain('neoset_phase{namespace="default",neoset="mysql"} 4'); // Completed
   });
 
+  it('allows the analysis address README "Automated canary" uses and refuses another, naming the allowed one; reconcile holds on it (SPEC §2.3)', async () => {
+    const k = (args: string[], input?: string) => spawnSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { input, encoding: 'utf8' });
+    const web = neosetOf(join(REPO_ROOT, 'examples', 'web-canary.yaml'));
+    const withAddress = (address: string) => {
+      const n = structuredClone(web);
+      n.spec.updateStrategy.canary.analysis.prometheus = { address, query: 'up', successCondition: 'result == 1' };
+      return JSON.stringify(n);
+    };
+    const refused = k(['apply', '-f', '-'], withAddress('http://10.0.0.1:9090'));
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain('spec.updateStrategy.canary.analysis.prometheus.address: "http://10.0.0.1:9090" is not a Prometheus address this install allows; allowed (NEOSET_ANALYSIS_ADDRESSES): http://prometheus.invalid:9090');
+    const created = k(['apply', '-f', '-'], withAddress('http://prometheus.invalid:9090'));
+    expect(created.status, created.stderr).toBe(0);
+    const jsonpath = (path: string) => k(['get', 'neo', 'web', '-o', `jsonpath=${path}`]).stdout;
+    await poll('web: 5 ready pods', async () => (jsonpath('{.status.readyReplicas}') === '5' ? true : undefined), { timeoutMs: 60_000, intervalMs: 500 });
+    const patched = k(['patch', 'neo', 'web', '--type', 'json', '-p', '[{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "nginx:1.27"}]']);
+    expect(patched.status, patched.stderr).toBe(0);
+    const message = await poll('web: held by the analysis', async () => {
+      const m = jsonpath('{.status.conditions[?(@.type=="Paused")].message}');
+      return m.includes('analysis inconclusive') ? m : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 500 });
+    expect(message).toBe('step 1/5: analysis inconclusive: Prometheus at http://prometheus.invalid:9090: unreachable (ENOTFOUND)');
+    expect(k(['delete', 'neo', 'web', '--wait=false']).status).toBe(0);
+  });
+
   it('stops everything it started on Ctrl-C (SIGINT)', async () => {
     dev.kill('SIGINT');
     const code = await new Promise<number | null>((resolve) => (dev.exitCode !== null ? resolve(dev.exitCode) : dev.once('exit', resolve)));
