@@ -36,6 +36,10 @@ describe('analysis addresses', () => {
     expect(() => analysisAddressesFromEnv({ NEOSET_ANALYSIS_ADDRESSES: value })).toThrow('NEOSET_ANALYSIS_ADDRESSES');
   });
 
+  it('does not echo an entry with credentials into the startup error (it goes to the log)', () => {
+    expect(() => analysisAddressesFromEnv({ NEOSET_ANALYSIS_ADDRESSES: 'http://prom:9090,http://user:s3cret@other:9090' })).toThrow(/^((?!s3cret).)*carries credentials((?!s3cret).)*$/);
+  });
+
   it('matches in normal form, and says what is allowed or how to allow one', () => {
     const allowed = analysisAddressesFromEnv({ NEOSET_ANALYSIS_ADDRESSES: 'http://prom:9090' });
     expect(isAllowedAddress(allowed, 'http://prom:9090/')).toBe(true);

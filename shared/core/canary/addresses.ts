@@ -51,6 +51,11 @@ export function analysisAddressesFromEnv(env: Record<string, string | undefined>
   const allowed: string[] = [];
   for (const entry of entries) {
     const normal = normaliseAddress(entry);
+    const url = URL.canParse(entry) ? new URL(entry) : null;
+    if (url && (url.username || url.password)) {
+      // Not echoed: the entry holds a password, and this message goes to the log.
+      throw new ConfigError(`${ANALYSIS_ADDRESSES_VARIABLE}: an entry carries credentials (user:password@host), which would be written into NeoSet status and refusals; give the address alone`);
+    }
     if (normal === null) {
       throw new ConfigError(
         `${ANALYSIS_ADDRESSES_VARIABLE}: ${JSON.stringify(entry)} is not an http(s) base URL without credentials, query or fragment (example: http://prometheus.monitoring:9090; several separated by commas)`,
