@@ -16,8 +16,11 @@ export interface FunctionOptions {
   port: number;
   kubeconfig: string;
   logPath: string;
-  /** https with this certificate (admission); the CA is what /healthz is checked against. */
-  tls?: { certFile: string; keyFile: string; caPem: string };
+  /**
+   * https with this certificate (admission); the CA is what /healthz is checked against. With
+   * clientCaFile, the webhooks take only callers with a client certificate of that CA (SPEC §2.3).
+   */
+  tls?: { certFile: string; keyFile: string; caPem: string; clientCaFile?: string };
   bundled?: boolean;
   /** METRICS_PORT: /metrics also on this plain-http port (admission's scrape port in knative/admission.yaml). */
   metricsPort?: number;
@@ -45,6 +48,7 @@ export async function startFunction(opts: FunctionOptions): Promise<RunningFunct
     KUBECONFIG: opts.kubeconfig,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
     ...(opts.tls ? { TLS_CERT_FILE: opts.tls.certFile, TLS_KEY_FILE: opts.tls.keyFile } : {}),
+    ...(opts.tls?.clientCaFile ? { TLS_CLIENT_CA_FILE: opts.tls.clientCaFile } : {}),
     ...(opts.metricsPort ? { METRICS_PORT: String(opts.metricsPort) } : {}),
     ...opts.env,
   };

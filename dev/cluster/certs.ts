@@ -40,6 +40,13 @@ export interface ClusterPki {
   /** CN=system:kube-controller-manager: bound by RBAC's bootstrap policy. */
   controllerManager: CertKeyPair;
   serviceAccount: ServiceAccountKeys;
+  /**
+   * A CA of its own for the certificate kube-apiserver presents to admission webhooks (SPEC §2.3),
+   * and that certificate. Not the cluster CA: a webhook trusting that would take any user's client
+   * certificate (admin's included) for the API server's.
+   */
+  webhookClientCa: CertificateAuthority;
+  webhookClient: CertKeyPair;
 }
 
 export const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '::1'];
@@ -159,13 +166,17 @@ export async function createServiceAccountKeys(): Promise<ServiceAccountKeys> {
   return { privateKeyPem: privateKey, publicKeyPem: publicKey };
 }
 
+/** The subject of the certificate kube-apiserver presents to admission webhooks. */
+export const WEBHOOK_CLIENT_CN = 'kube-apiserver-webhook-client';
+
 export async function createClusterPki(): Promise<ClusterPki> {
-  const ca = await createCa();
-  const [apiserver, admin, controllerManager, serviceAccount] = await Promise.all([
+  const [ca, webhookClientCa] = await Promise.all([createCa(), createCa('neoset-webhook-client-ca')]);
+  const [apiserver, admin, controllerManager, serviceAccount, webhookClient] = await Promise.all([
     issueServingCert(ca, LOOPBACK_HOSTS),
     issueClientCert(ca, { commonName: 'admin', organizations: ['system:masters'] }),
     issueClientCert(ca, { commonName: 'system:kube-controller-manager' }),
     createServiceAccountKeys(),
+    issueClientCert(webhookClientCa, { commonName: WEBHOOK_CLIENT_CN }),
   ]);
-  return { ca, apiserver, admin, controllerManager, serviceAccount };
+  return { ca, apiserver, admin, controllerManager, serviceAccount, webhookClientCa, webhookClient };
 }

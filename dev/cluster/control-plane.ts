@@ -30,6 +30,12 @@ export interface ControlPlane {
   kubeconfigPath: string;
   /** The API server's audit log (JSON lines): every write to pods, revisions and NeoSets. */
   auditLogPath: string;
+  /**
+   * The CA of the client certificate kube-apiserver presents to every admission webhook it calls
+   * (its --admission-control-config-file): what an admission server verifies callers against
+   * (TLS_CLIENT_CA_FILE).
+   */
+  webhookClientCaPath: string;
   /** kube-apiserver gitVersion from /version, e.g. "v1.37.2". */
   version: string;
   /** etcd server version from its /version, e.g. "3.7.0". */
@@ -80,6 +86,9 @@ export interface Files {
   kcmKubeconfig: string;
   auditPolicy: string;
   auditLog: string;
+  webhookClientCa: string;
+  webhookKubeconfig: string;
+  admissionConfig: string;
 }
 
 /** Where startControlPlane keeps its PKI, kubeconfigs and logs under `dir`. */
@@ -98,7 +107,41 @@ export function filesIn(dir: string): Files {
     kcmKubeconfig: at('kube-controller-manager.kubeconfig'),
     auditPolicy: at('audit-policy.yaml'),
     auditLog: at('audit.log'),
+    webhookClientCa: at('pki/webhook-client-ca.crt'),
+    webhookKubeconfig: at('webhook-client.kubeconfig'),
+    admissionConfig: at('admission-config.yaml'),
   };
+}
+
+/**
+ * kube-apiserver's client credentials for admission webhooks (SPEC §2.3): an AdmissionConfiguration
+ * whose webhook plugins read a kubeconfig of users named after the webhook's host[:port] — here `*`,
+ * the default entry, because the webhooks are registered later on ports not known yet. It is read
+ * once, at start. Presenting a certificate to a webhook that does not ask for one changes nothing.
+ */
+export function admissionConfiguration(webhookKubeconfig: string): string {
+  const plugin = (name: string) => [
+    `  - name: ${name}`,
+    '    configuration:',
+    '      apiVersion: apiserver.config.k8s.io/v1',
+    '      kind: WebhookAdmissionConfiguration',
+    `      kubeConfigFile: ${JSON.stringify(webhookKubeconfig)}`,
+  ];
+  return ['apiVersion: apiserver.config.k8s.io/v1', 'kind: AdmissionConfiguration', 'plugins:', ...plugin('ValidatingAdmissionWebhook'), ...plugin('MutatingAdmissionWebhook'), ''].join('\n');
+}
+
+export function webhookClientKubeconfig(client: { certPem: string; keyPem: string }): string {
+  const b64 = (pem: string) => Buffer.from(pem).toString('base64');
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'users:',
+    "  - name: '*'",
+    '    user:',
+    `      client-certificate-data: ${b64(client.certPem)}`,
+    `      client-key-data: ${b64(client.keyPem)}`,
+    '',
+  ].join('\n');
 }
 
 /**
@@ -139,6 +182,9 @@ async function writePki(files: Files, pki: ClusterPki, server: string): Promise<
     [files.kubeconfig, admin],
     [files.kcmKubeconfig, kcm],
     [files.auditPolicy, AUDIT_POLICY],
+    [files.webhookClientCa, pki.webhookClientCa.certPem],
+    [files.webhookKubeconfig, webhookClientKubeconfig(pki.webhookClient)],
+    [files.admissionConfig, admissionConfiguration(files.webhookKubeconfig)],
   ];
   await mkdir(dirname(files.ca), { recursive: true, mode: 0o700 });
   await Promise.all(contents.map(([path, content]) => writeFile(path, content, { mode: 0o600 })));
@@ -182,6 +228,7 @@ function apiserverArgs(files: Files, port: number, etcdPort: number): string[] {
     `--audit-policy-file=${files.auditPolicy}`,
     `--audit-log-path=${files.auditLog}`,
     '--audit-log-format=json',
+    `--admission-control-config-file=${files.admissionConfig}`,
   ];
 }
 
@@ -253,6 +300,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       server,
       kubeconfigPath: files.kubeconfig,
       auditLogPath: files.auditLog,
+      webhookClientCaPath: files.webhookClientCa,
       version,
       etcdVersion,
       caPem: pki.ca.certPem,

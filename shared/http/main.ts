@@ -10,12 +10,21 @@ import { startServer, type TlsFiles } from './serve.ts';
 import { reportUnhandledRejections } from './unhandled.ts';
 
 
+/**
+ * TLS_CERT_FILE + TLS_KEY_FILE: https. TLS_CLIENT_CA_FILE (with them): callers are asked for a client
+ * certificate, verified against this CA, and the routes that require one (admission's webhooks)
+ * refuse the others with 401 (SPEC §2.3). A file that does not load is a start-up error.
+ */
 export function tlsFromEnv(env: NodeJS.ProcessEnv): TlsFiles | null {
   const certFile = env.TLS_CERT_FILE?.trim();
   const keyFile = env.TLS_KEY_FILE?.trim();
-  if (!certFile && !keyFile) return null;
+  const clientCaFile = env.TLS_CLIENT_CA_FILE?.trim();
+  if (!certFile && !keyFile) {
+    if (clientCaFile) throw new ConfigError('TLS_CLIENT_CA_FILE needs TLS_CERT_FILE and TLS_KEY_FILE: client certificates are verified only over https');
+    return null;
+  }
   if (!certFile || !keyFile) throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE must be set together (or neither, for plain http)');
-  return { certFile, keyFile };
+  return clientCaFile ? { certFile, keyFile, clientCaFile } : { certFile, keyFile };
 }
 
 export function portFromEnv(env: NodeJS.ProcessEnv, name = 'PORT'): number {

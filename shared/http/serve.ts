@@ -1,8 +1,11 @@
 // Serves a function's hono app: over HTTPS when given a certificate (the API server calls webhooks only
 // over TLS, SPEC §5), else plain HTTP (behind a TLS-terminating proxy, or the Knative queue-proxy).
 // The certificate is reloaded when its files change, so a rotated Secret (or cert-manager renewal)
-// takes effect without a restart.
-import { serve, type ServerType } from '@hono/node-server';
+// takes effect without a restart. With a client CA (admission, SPEC §2.3) the server asks every
+// caller for a certificate and verifies it against that CA; the app decides which routes require one
+// (requireClientCert in client-cert.ts), so that kubelet's probes of /healthz, which present none,
+// still pass.
+import { serve, type Http2Bindings, type HttpBindings, type ServerType } from '@hono/node-server';
 import { watchFile, unwatchFile } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import https from 'node:https';
@@ -10,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
+import { describeClientCert, type ClientCertEnv } from './client-cert.ts';
 
 /**
  * Idle keep-alive connections are kept this long. Behind Knative, queue-proxy reuses its connections
@@ -23,6 +27,8 @@ export const KEEP_ALIVE_TIMEOUT_MS = 95_000;
 export interface TlsFiles {
   certFile: string;
   keyFile: string;
+  /** The CA that client certificates must chain to (PEM file); unset: none are asked for. */
+  clientCaFile?: string;
 }
 
 export interface ServeOptions {
@@ -45,22 +51,35 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-async function readPair(files: TlsFiles): Promise<{ cert: Buffer; key: Buffer }> {
-  const [cert, key] = await Promise.all([readFile(files.certFile), readFile(files.keyFile)]);
-  // Throws on a half-written file or a key that does not match the certificate (mid-rotation).
-  tls.createSecureContext({ cert, key });
-  return { cert, key };
+async function readPair(files: TlsFiles): Promise<{ cert: Buffer; key: Buffer; ca?: Buffer }> {
+  const [cert, key, ca] = await Promise.all([readFile(files.certFile), readFile(files.keyFile), files.clientCaFile ? readFile(files.clientCaFile) : undefined]);
+  // Throws on a half-written file or a key that does not match the certificate (mid-rotation), or a
+  // client CA that is not PEM.
+  tls.createSecureContext({ cert, key, ca });
+  if (ca && !/-----BEGIN CERTIFICATE-----/.test(ca.toString('latin1'))) throw new Error(`${files.clientCaFile}: no PEM certificate`);
+  return ca ? { cert, key, ca } : { cert, key };
 }
+
+/**
+ * requestCert without rejectUnauthorized: the handshake completes either way and the app refuses,
+ * per route, a request whose certificate did not verify (401 with a reason, rather than a TLS alert
+ * that says nothing to whoever debugs it — and /healthz stays open to probes).
+ */
+const clientCertOptions = (files: TlsFiles | null) => (files?.clientCaFile ? { requestCert: true, rejectUnauthorized: false } : {});
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { app, logger } = opts;
   const files = opts.tls ?? null;
   const initial = files ? await readPair(files) : null;
 
+  // With a client CA, every request carries what its connection's certificate proved (client-cert.ts).
+  const withClientCert = files?.clientCaFile !== undefined;
+  const fetch = (request: Request, env: HttpBindings | Http2Bindings) =>
+    withClientCert ? app.fetch(request, { ...env, ...describeClientCert(env.incoming.socket as tls.TLSSocket) } satisfies ClientCertEnv) : app.fetch(request, env);
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = initial
-      ? serve({ fetch: app.fetch, port: opts.port, hostname: opts.hostname, createServer: https.createServer, serverOptions: initial }, () => resolve(s))
-      : serve({ fetch: app.fetch, port: opts.port, hostname: opts.hostname }, () => resolve(s));
+      ? serve({ fetch, port: opts.port, hostname: opts.hostname, createServer: https.createServer, serverOptions: { ...initial, ...clientCertOptions(files) } }, () => resolve(s))
+      : serve({ fetch, port: opts.port, hostname: opts.hostname }, () => resolve(s));
     s.once('error', reject);
   });
   const http1 = server as https.Server;
@@ -69,7 +88,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   http1.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
   const port = (server.address() as AddressInfo).port;
   const protocol = files ? 'https' : 'http';
-  logger.info({ port, protocol, hostname: opts.hostname ?? '(all)' }, 'listening');
+  logger.info({ port, protocol, hostname: opts.hostname ?? '(all)', clientCa: files?.clientCaFile ?? null }, 'listening');
 
   let reloading = Promise.resolve(true);
   const reloadTls = (): Promise<boolean> => {
@@ -78,7 +97,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       try {
         const pair = await readPair(files);
         (server as https.Server).setSecureContext(pair);
-        logger.info({ certFile: files.certFile }, 'tls certificate reloaded');
+        logger.info({ certFile: files.certFile, clientCaFile: files.clientCaFile }, 'tls certificate reloaded');
         return true;
       } catch (err) {
         // Mid-rotation the certificate and key may not match yet; the next change retries.
@@ -91,14 +110,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const onChange = (curr: { mtimeMs: number }, prev: { mtimeMs: number }) => {
     if (curr.mtimeMs !== prev.mtimeMs) void reloadTls();
   };
-  if (files) {
-    // Stat polling rather than fs.watch: it follows the symlinks a mounted Secret is swapped through.
-    for (const file of [files.certFile, files.keyFile]) watchFile(file, { interval: opts.pollMs ?? 1000 }, onChange);
-  }
+  const watched = files ? [files.certFile, files.keyFile, ...(files.clientCaFile ? [files.clientCaFile] : [])] : [];
+  // Stat polling rather than fs.watch: it follows the symlinks a mounted Secret is swapped through.
+  for (const file of watched) watchFile(file, { interval: opts.pollMs ?? 1000 }, onChange);
 
   const close = (graceMs = 10_000) =>
     new Promise<void>((resolve) => {
-      if (files) for (const file of [files.certFile, files.keyFile]) unwatchFile(file, onChange);
+      for (const file of watched) unwatchFile(file, onChange);
       const force = setTimeout(() => (server as https.Server).closeAllConnections?.(), graceMs);
       force.unref();
       server.close(() => {
