@@ -1,9 +1,12 @@
 // Entry point of the reconcile function: `node functions/reconcile/server.ts` (KUBECONFIG or in-cluster config).
 //   PORT (8080), HOST (all interfaces), TLS_CERT_FILE + TLS_KEY_FILE (optional https), LOG_LEVEL,
-//   NEOSET_ANALYSIS_ADDRESSES (the Prometheus addresses canary analyses may query; README "Automated canary").
+//   NEOSET_ANALYSIS_ADDRESSES (the Prometheus addresses canary analyses may query; README "Automated canary"),
+//   NEOSET_OIDC (off | required), NEOSET_OIDC_AUDIENCE, NEOSET_OIDC_SUBJECTS (Knative OIDC tokens; README "Who may call NeoSet").
 import { analysisAddressesFromEnv } from '../../shared/core/canary/addresses.ts';
+import { guardEvents } from '../../shared/http/event-app.ts';
 import { createLogger } from '../../shared/http/logger.ts';
 import { runFunction } from '../../shared/http/main.ts';
+import { oidcFromEnv } from '../../shared/http/oidc.ts';
 import { kubeClientOnFirstUse } from '../../shared/k8s/client.ts';
 import { createApp } from './app.ts';
 
@@ -13,5 +16,5 @@ const client = kubeClientOnFirstUse();
 await runFunction('reconcile', logger, () => {
   const analysisAddresses = analysisAddressesFromEnv(process.env);
   logger.info({ analysisAddresses }, 'analysis addresses');
-  return createApp({ client, logger, analysisAddresses });
+  return guardEvents(createApp({ client, logger, analysisAddresses }), oidcFromEnv(process.env), client, logger);
 }, client.load);

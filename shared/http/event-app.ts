@@ -9,9 +9,10 @@ import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { createLogger } from './logger.ts';
 import { BadEventError, parseEvent, type ParsedEvent } from '../events/target.ts';
-import { ApiError } from '../k8s/client.ts';
+import { ApiError, type KubeClient } from '../k8s/client.ts';
 import type { Outcome } from '../k8s/reconcile.ts';
 import { registry } from '../metrics/registry.ts';
+import { callerCheck, type OidcConfig } from './oidc.ts';
 
 export interface EventAppOptions {
   /** The function's name, in logs and /healthz. */
@@ -148,4 +149,21 @@ export function createEventApp(opts: EventAppOptions): Hono {
     return c.json({ error: `cannot read the request: ${err.message}` }, 400);
   });
   return app;
+}
+
+/**
+ * `app` behind the caller check of `oidc` (shared/http/oidc.ts) on POST /, or `app` itself when the
+ * checks are off. The check runs first: an unchecked caller's body is never read (the server drains
+ * and drops it), and its size counts against nothing.
+ */
+export function guardEvents(app: Hono, oidc: OidcConfig | null, client: KubeClient, logger: Logger): Hono {
+  if (!oidc) {
+    logger.info({ oidc: 'off' }, 'callers are not checked (NEOSET_OIDC=off)');
+    return app;
+  }
+  logger.info({ oidc: 'required', audience: oidc.audience, subjects: oidc.subjects }, 'callers need a Knative OIDC token');
+  const guarded = new Hono();
+  guarded.post('/', callerCheck(client, oidc, { logger }));
+  guarded.all('*', (c) => app.fetch(c.req.raw, c.env));
+  return guarded;
 }

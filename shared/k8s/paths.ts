@@ -18,4 +18,5 @@ export const paths = {
   events: (ns?: string) => (ns === undefined ? '/api/v1/events' : core(ns, 'events')),
   revisions: (ns?: string) => (ns === undefined ? '/apis/apps/v1/controllerrevisions' : `/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/controllerrevisions`),
   revision: (ns: string, name: string) => `${paths.revisions(ns)}/${encodeURIComponent(name)}`,
+  tokenReviews: '/apis/authentication.k8s.io/v1/tokenreviews',
 };
