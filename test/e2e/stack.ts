@@ -28,6 +28,8 @@ export interface StackOptions {
   startDelayMs?: number;
   /** The client of reconcile instance `index` (e.g. one whose reads lag); default the plain client. */
   reconcileClient?: (index: number, client: KubeClient) => KubeClient;
+  /** The client of readiness instance `index` (e.g. one with its ServiceAccount's token); default the plain client. */
+  readinessClient?: (index: number, client: KubeClient) => KubeClient;
   /** The functions' logger (default: silent, or LOG_LEVEL). */
   logger?: pino.Logger;
   /** Where the reconcile instances send lifecycle CloudEvents (SPEC §4.10, their $K_SINK). */
@@ -71,7 +73,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       sinks.push({ target: createReconcile({ client: instanceClient, logger, recheck: () => {}, sink: opts.sink, analysisAddresses: opts.analysisAddresses }).fetch, kinds: ['NeoSet', 'Pod', 'ping'] });
     }
     for (let i = 0; i < (opts.readinessInstances ?? 1); i++) {
-      sinks.push({ target: createReadiness({ client: createKubeClient(kc), logger }).fetch, kinds: ['Pod'] });
+      const instanceClient = opts.readinessClient?.(i, createKubeClient(kc)) ?? createKubeClient(kc);
+      sinks.push({ target: createReadiness({ client: instanceClient, logger }).fetch, kinds: ['Pod'] });
     }
     return startPump({
       kubeConfig: kc,
