@@ -55,6 +55,9 @@ function curl(url: string, opts: { method?: string; headers?: Record<string, str
   });
 }
 
+/** A page's address without its #NAMESPACE/NAME selection. */
+const withoutHash = (url: string) => url.replace(/#.*$/, '');
+
 /** This machine's address as another machine reaches it (127.0.0.1 when it has no other). */
 const lanAddress = () => Object.values(networkInterfaces()).flat().find((i) => i?.family === 'IPv4' && !i.internal)?.address ?? '127.0.0.1';
 
@@ -158,7 +161,7 @@ describe("the seeds' mysql example, watched on the dashboard and driven only wit
     await page.goto(dashboard.url);
     // The printed URL's token became a cookie the page's scripts cannot read, and left the address bar.
     expect(dashboard.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
-    expect(page.url()).toBe(dashboard.base);
+    await expect.poll(() => withoutHash(page.url())).toBe(dashboard.base);
     expect(await page.context().cookies()).toEqual([
       expect.objectContaining({ name: `neoset-dashboard-${dashboard.port}`, value: dashboard.token, path: '/', httpOnly: true, sameSite: 'Strict' }),
     ]);
@@ -327,7 +330,7 @@ describe('writes from anywhere else are refused', () => {
     try {
       const p = await browser.newPage();
       await p.goto(ro.url);
-      expect(p.url()).toBe(ro.base);
+      await expect.poll(() => withoutHash(p.url())).toBe(ro.base);
       await expect.poll(() => p.locator('[data-pod]').count()).toBe(5);
       expect(await p.locator('[data-action]').count()).toBe(0);
       expect(await p.locator('#read-only').isVisible()).toBe(true);
@@ -341,6 +344,25 @@ describe('writes from anywhere else are refused', () => {
 });
 
 describe("without this run's token, nothing (issue 19: the dashboard obeyed anyone who could reach it)", () => {
+  it('the printed URL followed as a link from another site (a chat, a ticket) opens the page, live, with its buttons', async () => {
+    // localhost is another site than 127.0.0.1: a redirect after such a link would lose the SameSite=Strict cookie.
+    const chat = http.createServer((_req, res) => res.end(`<html><body><a id="link" href="${dashboard.url}">the dashboard</a></body></html>`));
+    await new Promise<void>((r) => chat.listen(0, '127.0.0.1', r));
+    const fresh = await browser.newContext();
+    try {
+      const p = await fresh.newPage();
+      await p.goto(`http://localhost:${(chat.address() as AddressInfo).port}/`);
+      await p.click('#link');
+      await expect.poll(() => p.locator('[data-pod]').count()).toBe(5);
+      expect(await p.locator('[data-action="pause"]').count()).toBe(1);
+      expect(withoutHash(p.url())).toBe(dashboard.base);
+      expect(await p.evaluate(() => location.search)).toBe('');
+    } finally {
+      await fresh.close();
+      chat.close();
+    }
+  });
+
   it('page, page file, state, stream and a button are refused (401) on 127.0.0.1; the NeoSet is not paused', async () => {
     const before = await readNeoSet(stack.client, stack.namespace, NAME);
     expect(await withoutToken(dashboard.base)).toEqual(REFUSED);

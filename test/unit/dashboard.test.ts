@@ -186,15 +186,18 @@ describe("this run's token (SPEC §2.3)", () => {
     expect(patches).toEqual([]);
   });
 
-  it('the printed URL sets an HttpOnly, SameSite=Strict cookie for the port, and redirects to the page without the token', async () => {
+  it('the printed URL answers the page and sets an HttpOnly, SameSite=Strict cookie named for the port, not to be cached', async () => {
     const res = await app().app.request(new Request(`http://${HOST}/?token=${TOKEN}`, { headers: { host: HOST } }));
-    expect(res.status).toBe(303);
-    expect(res.headers.get('location')).toBe('/');
-    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.status).toBe(200);
     expect(res.headers.get('set-cookie')).toBe(`neoset-dashboard-3100=${TOKEN}; Path=/; HttpOnly; SameSite=Strict`);
-    // Other query parameters stay; the token goes.
-    const deep = await app().app.request(new Request(`http://${HOST}/api/state?neoset=db%2Fmysql&token=${TOKEN}`, { headers: { host: HOST } }));
-    expect(deep.headers.get('location')).toBe('/api/state?neoset=db%2Fmysql');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    // No Referer carries it anywhere.
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(await res.text()).toContain('<script type="module" src="/app.js"></script>');
+    // The same for a script asking for the state with it.
+    const state = await app().app.request(new Request(`http://${HOST}/api/state?neoset=db%2Fmysql&token=${TOKEN}`, { headers: { host: HOST } }));
+    expect(state.status).toBe(200);
+    expect(state.headers.get('set-cookie')).toMatch(/^neoset-dashboard-3100=/);
   });
 
   it('a wrong token in the URL sets no cookie', async () => {

@@ -1,8 +1,9 @@
 // Who may talk to the dashboard. It reads and writes the cluster with the user's credentials, so
 // every request must prove it comes from whoever ran the command (SPEC §2.3):
 // * a per-run secret: the token in the URL the command prints, swapped on the first page load for an
-//   HttpOnly, SameSite=Strict cookie (and dropped from the address bar, history and any Referer), or
-//   sent as `Authorization: Bearer` by a script; without it, nothing — not the page, not the state;
+//   HttpOnly, SameSite=Strict cookie (the page then drops it from the address bar and history; no
+//   Referer is ever sent), or sent as `Authorization: Bearer` by a script; without it, nothing — not
+//   the page, not the state;
 // * a request whose Host is not this server's is refused — a page of another site that rebinds its
 //   DNS name to 127.0.0.1 (DNS rebinding) sends its own name as Host;
 // * a write must come from this server's own page: an Origin naming this server and equal to the Host,
@@ -67,12 +68,14 @@ export function guard({ isOwnHost, token, port }: GuardOptions): MiddlewareHandl
     const reading = c.req.method === 'GET' || c.req.method === 'HEAD';
     const inQuery = c.req.query('token');
     if (reading && inQuery !== undefined) {
+      // Answered here, not redirected: a redirect reached by a link on another site (a chat, a ticket)
+      // is a cross-site navigation, which a SameSite=Strict cookie is not sent with — the page would
+      // be refused. The page's script takes the token out of the address bar (app.js).
       if (!isToken(inQuery)) return refuse(c);
       setCookie(c, cookieName(port()), token, { httpOnly: true, sameSite: 'Strict', path: '/' });
-      const url = new URL(c.req.url);
-      url.searchParams.delete('token');
-      c.header('cache-control', 'no-store');
-      return c.redirect(`${url.pathname}${url.search}`, 303);
+      await next();
+      c.res.headers.set('cache-control', 'no-store');
+      return;
     }
     // Either will do (a stale cookie of an earlier run on this port does not spoil a good header).
     const bearer = /^Bearer (\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1];

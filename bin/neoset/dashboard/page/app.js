@@ -3,6 +3,13 @@
 import { renderActions, renderDetail, renderList } from './render.js';
 import { runAction } from './dialog.js';
 
+// The printed URL's token is a cookie now (HttpOnly): out of the address bar and history with it.
+const here = new URL(location.href);
+if (here.searchParams.has('token')) {
+  here.searchParams.delete('token');
+  history.replaceState(null, '', here);
+}
+
 let selected = decodeURIComponent(location.hash.slice(1)) || null;
 let state = null;
 let source = null;
