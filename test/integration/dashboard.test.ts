@@ -363,6 +363,22 @@ describe("without this run's token, nothing (issue 19: the dashboard obeyed anyo
     }
   });
 
+  it('a tab left open while the dashboard is started again (a new token, the same port) says to open the new URL', async () => {
+    const start = (port: number) => startDashboard({ cluster: { client: stack.client, namespace: stack.namespace, kubeConfig: stack.kc }, namespace: stack.namespace, port, address: '127.0.0.1', readOnly: true });
+    const first = await start(0);
+    const p = await browser.newPage();
+    await p.goto(first.url);
+    await expect.poll(() => p.locator('#connection').textContent()).toBe('live');
+    await first.close();
+    const second = await start(first.port);
+    try {
+      await expect.poll(() => p.locator('#connection').textContent(), { timeout: 15_000 }).toBe('refused: open the URL the dashboard printed');
+    } finally {
+      await p.close();
+      await second.close();
+    }
+  });
+
   it('page, page file, state, stream and a button are refused (401) on 127.0.0.1; the NeoSet is not paused', async () => {
     const before = await readNeoSet(stack.client, stack.namespace, NAME);
     expect(await withoutToken(dashboard.base)).toEqual(REFUSED);

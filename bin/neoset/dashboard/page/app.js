@@ -23,7 +23,9 @@ function connect() {
     draw();
   });
   source.onopen = () => connection('live', true);
-  source.onerror = () => connection('reconnecting…', false);
+  // The browser retries a dropped stream by itself; a refused one (401: the dashboard was started
+  // again, with a new token) it gives up on.
+  source.onerror = () => connection(source.readyState === EventSource.CLOSED ? 'refused: open the URL the dashboard printed' : 'reconnecting…', false);
 }
 
 function connection(text, live) {
