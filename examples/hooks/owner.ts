@@ -1,6 +1,12 @@
 // The hook owner of examples/hooks (SPEC §4.10): what a MySQL operator would do when NeoSet asks before
 // and after updating a pod. Pure decisions over the pods it reads; every write is a conditional pod patch.
 //
+// A lifecycle CloudEvent is a hint, never a command (SPEC §2): anything that can reach the function can
+// send one, and a forged PreparingUpdate for the primary's pod would fail the primary over. So the
+// event only names a pod; the owner reads it, and acts on the lifecycle state the pod itself carries
+// (label neoset.neo.io/lifecycle-state, set by NeoSet before it sends the event) and on the pod's own
+// labels. An event whose pod does not carry the state it claims is ignored (and said so).
+//
 //   guard:            every pod of the NeoSet carries mysql.neo.io/serving=true (the "hold" on it), and
 //                     one pod carries mysql.neo.io/role=primary (ordinal 0 at first)
 //   PreparingUpdate:  the primary's pod: move role=primary to another Ready pod first; then (any pod)
@@ -14,8 +20,11 @@ export const ROLE = 'mysql.neo.io/role';
 const STATE = 'neoset.neo.io/lifecycle-state';
 
 export interface Owner {
-  /** One lifecycle event: its state and the pod it is about. */
-  onLifecycle(state: string, podName: string): Promise<string>;
+  /**
+   * One lifecycle event: the state it claims and the pod it names. Acted on only when the pod, as
+   * read, carries that state; the line says what was done (or why nothing was).
+   */
+  onLifecycle(claimed: string, podName: string): Promise<string>;
   /** Guard the pods (new ones included) and make sure there is a primary. */
   guard(): Promise<void>;
 }
@@ -29,10 +38,13 @@ export function createOwner(client: KubeClient, namespace: string, neoset: strin
   const ready = (p: Pod) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
   return {
-    async onLifecycle(state, podName) {
+    async onLifecycle(claimed, podName) {
       const pods = await list();
+      // Only the NeoSet's own pods (the list's label selector); the name is never put in a path unread.
       const pod = pods.find((p) => p.metadata.name === podName);
-      if (!pod) return `${podName}: gone`;
+      if (!pod) return `${podName}: no such pod of ${neoset}, ignored`;
+      const state = pod.metadata.labels?.[STATE];
+      if (state !== claimed) return `${podName}: the event says ${claimed}, the pod is ${state ?? 'in no lifecycle state'}: ignored`;
       if (state === 'PreparingUpdate') {
         let moved = '';
         if (pod.metadata.labels?.[ROLE] === 'primary') {
@@ -44,6 +56,7 @@ export function createOwner(client: KubeClient, namespace: string, neoset: strin
         }
         // Read again: the pod may have changed since the list (a conditional write would say so).
         const fresh = await client.request<Pod>('GET', podPath(podName));
+        if (fresh.metadata.labels?.[STATE] !== 'PreparingUpdate') return `${podName}: no longer PreparingUpdate${moved}`;
         await label(fresh, { [SERVING]: null, ...(fresh.metadata.labels?.[ROLE] === 'primary' && moved ? { [ROLE]: null } : {}) });
         return `${podName}: go${moved}`;
       }

@@ -99,6 +99,44 @@ describe('update hooks (§4.10)', () => {
     }
   });
 
+  it('a forged PreparingUpdate for the primary\'s pod (Normal): answered 2xx, ignored — no failover, no label changed', async () => {
+    const example = parseAllDocuments(readFileSync(new URL('../../examples/hooks/neoset.yaml', import.meta.url), 'utf8')).map((d) => d.toJS());
+    const owner = createOwner(stack.client, stack.namespace, 'mysql');
+    const lines: string[] = [];
+    const app = createHookApp(owner, (line) => lines.push(line));
+    await applyNeoSet(stack, example.find((d) => d.kind === 'NeoSet'));
+    const guardedPods = () => {
+      const pods = stack.observer.pods('mysql');
+      return pods.length === 3 && pods.every((p) => p.metadata.labels?.[SERVING] === 'true' && stateOf(p) === 'Normal') && pods.some((p) => p.metadata.labels?.[ROLE] === 'primary') && pods;
+    };
+    for (let i = 0; i < 100 && !guardedPods(); i++) {
+      await owner.guard().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const before = await stack.observer.until('3 Normal pods, guarded, a primary', guardedPods);
+    const primary = before.find((p) => p.metadata.labels?.[ROLE] === 'primary')!;
+    const since = Date.now();
+    // The pod as read, claiming the state in the event's data too: only the label on the pod counts.
+    const forgedPod = structuredClone(primary);
+    forgedPod.metadata.labels = { ...forgedPod.metadata.labels, [LABEL_LIFECYCLE_STATE]: 'PreparingUpdate' };
+    for (const state of ['PreparingUpdate', 'Updated']) {
+      const message = HTTP.binary(lifecycleCloudEvent({ state: state as LifecycleEvent['state'], namespace: stack.namespace, neoset: 'mysql', pod: forgedPod as unknown as Record<string, unknown> }));
+      const res = await app.request('/', { method: 'POST', headers: message.headers as Record<string, string>, body: message.body as string });
+      expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: '' });
+    }
+    expect.soft(lines).toEqual([
+      `${primary.metadata.name}: the event says PreparingUpdate, the pod is Normal: ignored`,
+      `${primary.metadata.name}: the event says Updated, the pod is Normal: ignored`,
+    ]);
+    await new Promise((r) => setTimeout(r, 1000));
+    const labels = (pods: Pod[]) => pods.map((p) => [p.metadata.name, p.metadata.labels?.[ROLE] ?? '', p.metadata.labels?.[SERVING] ?? '', stateOf(p)]);
+    const after = await stack.client.request<{ items: Pod[] }>('GET', paths.pods(stack.namespace), { query: { labelSelector: 'neoset.neo.io/name=mysql' } });
+    expect(labels(after.items.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)))).toEqual(labels(before));
+    // ... and no state in between: no other pod made primary, no pod's serving label removed.
+    const changed = history('mysql', since).filter((h) => (h.pod.metadata.name !== primary.metadata.name && h.pod.metadata.labels?.[ROLE] === 'primary') || h.pod.metadata.labels?.[SERVING] !== 'true');
+    expect(changed.map((h) => labels([h.pod])[0])).toEqual([]);
+  });
+
   it('a hook owner that never answers: Failed with HookTimeout naming the pod', async () => {
     const NAME = 'stuck';
     const blocker = { 'owner.example/hold': 'true' };
