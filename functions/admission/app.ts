@@ -3,8 +3,16 @@
 // boundary, calls it, runs the one dry-run it asks for, and answers. Never a 5xx: a body that is not
 // an AdmissionReview gets 400; anything else gets an AdmissionReview (allowed=false with the reason
 // when it cannot be judged).
+//
+// Who may call it (SPEC §2.3): with a client CA configured (TLS_CLIENT_CA_FILE), only a caller whose
+// certificate chains to it — the API server, given client credentials for webhooks by its
+// --admission-control-config-file — gets past 401. Whoever calls, every body is bounded before it is
+// read, the reviews in flight are bounded in bytes, the dry-runs in number, each dry-run is aborted at
+// its deadline, and a refusal repeats no more of the API server's answer than a field and a reason.
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { bodyBudget } from '../../shared/http/body-budget.ts';
+import { clientCertOf, requireClientCert } from '../../shared/http/client-cert.ts';
 import type { Logger } from 'pino';
 import { createLogger } from '../../shared/http/logger.ts';
 import { GROUP, KIND, PLURAL, VERSION } from '../../shared/api/names.ts';
@@ -15,7 +23,9 @@ import { judgeNeoSet, judgeScale, type Verdict } from '../../shared/admission/ju
 import { isPlainObject } from '../../shared/core/json.ts';
 import { jsonDepth } from '../../shared/admission/json.ts';
 import { DEFAULT_LIMITS, type AdmissionLimits } from '../../shared/admission/limits.ts';
-import type { DryRunPod } from './dry-run.ts';
+import { DRY_RUN_TIMEOUT_MS, type DryRunPod } from './dry-run.ts';
+import { createDryRunSlots, type DryRunSlots } from './dry-run-slots.ts';
+import { cut } from './refusal.ts';
 import { admissionRequests, registry } from './metrics.ts';
 import {
   AdmissionRequest,
@@ -34,10 +44,32 @@ export interface AdmissionDeps {
   dryRunPod: DryRunPod;
   limits?: AdmissionLimits;
   logger?: Logger;
+  /** The bound on dry-runs in flight (default: DRY_RUN_SLOTS, DRY_RUN_QUEUE). */
+  slots?: DryRunSlots;
+  /** Deadline of a review's dry-run, wait for a slot included (default DRY_RUN_TIMEOUT_MS). */
+  dryRunTimeoutMs?: number;
 }
 
-/** An AdmissionReview carries the object and the old object, each up to etcd's 1.5 MiB, plus slack. */
-export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+const MiB = 1024 * 1024;
+/**
+ * An AdmissionReview of a NeoSet carries the object and, on UPDATE, the old object: each at most
+ * etcd's 1.5 MiB (--max-request-bytes; the stored old object cannot be larger, and a new object past
+ * it would be refused by etcd anyway), plus the envelope (uid, kind, userInfo, options: a few KiB).
+ * Real ones are 5-50 KiB.
+ */
+export const MAX_BODY_BYTES = 3.5 * MiB;
+/**
+ * The bytes of reviews one instance holds at once, and how many. A parsed review costs up to ~6x its
+ * body (the bytes, the string, JSON.parse's objects, the zod copies of object and oldObject; 3 MiB
+ * of the densest NeoSet JSON measured 13 MiB of heap), so 8 MiB of bodies — two maximal reviews, or
+ * 64 ordinary ones — is at most ~50 MiB of heap, plus at most DRY_RUN_SLOTS Pod bodies in flight
+ * (8 x 1.5 MiB), on a process that idles at ~70 MiB RSS: ~135 MiB in the worst case against the
+ * 256 Mi limit of knative/admission.yaml. Unbounded, 8 MiB bodies x any number in flight were not.
+ */
+export const BODY_BUDGET_BYTES = 8 * MiB;
+export const MAX_REVIEWS_IN_FLIGHT = 64;
+/** What a refusal's message may hold: our own issues joined, or a short reason of the API server's. */
+const MAX_MESSAGE_CHARS = 2000;
 /** Real NeoSets nest about 25 levels; deeper input is refused before anything walks it. */
 export const MAX_DEPTH = 100;
 
@@ -49,7 +81,7 @@ const allow = (uid: string, warnings: string[] = []): AdmissionResponse => ({ ui
 const deny = (uid: string, code: number, reason: string, message: string): AdmissionResponse => ({
   uid,
   allowed: false,
-  status: { code, reason, message: message.length > 4000 ? `${message.slice(0, 3999)}…` : message },
+  status: { code, reason, message: cut(message, MAX_MESSAGE_CHARS) },
 });
 
 const cannotJudge = (uid: string, why: string) => deny(uid, 400, 'BadRequest', `cannot judge this AdmissionReview: ${why}`);
@@ -73,6 +105,7 @@ function mutate(req: AdmissionRequest): AdmissionResponse {
 }
 
 async function validate(req: AdmissionRequest, deps: Required<AdmissionDeps>): Promise<AdmissionResponse> {
+  const log = deps.logger;
   // Only CREATE and UPDATE are registered; a deletion has nothing to refuse.
   if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return allow(req.uid);
   const what = target(req);
@@ -92,8 +125,10 @@ async function validate(req: AdmissionRequest, deps: Required<AdmissionDeps>): P
       if (oldParsed.success) old = oldParsed.data;
       else warnings.push(`the stored NeoSet does not parse (${describeIssues(oldParsed.error, [], 1)}): immutable fields were not checked`);
     }
-    const namespace = req.namespace ?? parsed.data.metadata.namespace ?? 'default';
-    verdict = judgeNeoSet({ namespace, neoset: parsed.data, old }, deps.limits);
+    // The namespace the API server names, never the object's own claim: with client certificates
+    // required, only the API server can name one, and it names the namespace being written to.
+    if (!req.namespace) return cannotJudge(req.uid, 'request.namespace: missing (a NeoSet is namespaced)');
+    verdict = judgeNeoSet({ namespace: req.namespace, neoset: parsed.data, old }, deps.limits);
     verdict.warnings.unshift(...warnings);
   } else {
     return cannotJudge(req.uid, what);
@@ -104,13 +139,19 @@ async function validate(req: AdmissionRequest, deps: Required<AdmissionDeps>): P
     return deny(req.uid, forbidden ? 403 : 422, forbidden ? 'Forbidden' : 'Invalid', issues.map(renderIssue).join('; '));
   }
   if (dryRunPod !== null) {
-    const result = await deps.dryRunPod(dryRunPod);
-    const pod = dryRunPod.metadata.name;
+    // One deadline for the wait for a slot and the call: the request is aborted with it.
+    const signal = AbortSignal.timeout(deps.dryRunTimeoutMs);
+    const result = await deps.slots.run(signal, () => deps.dryRunPod(dryRunPod, signal));
+    if (result === 'busy') {
+      log.warn({ uid: req.uid, inFlight: deps.slots.inFlight, waiting: deps.slots.waiting }, 'dry-run slots full');
+      return deny(req.uid, 429, 'TooManyRequests', 'spec.template: cannot check the pod template now (admission is busy checking others); retry');
+    }
+    if (!result.ok) log.warn({ uid: req.uid, namespace: req.namespace, transient: result.transient ?? false, detail: result.detail }, 'dry-run refused');
     if (!result.ok && result.transient) {
-      return deny(req.uid, 503, 'ServiceUnavailable', `spec.template: cannot check the pod template now (dry-run create of pod ${pod} failed: ${result.message}); retry`);
+      return deny(req.uid, 503, 'ServiceUnavailable', `spec.template: cannot check the pod template now (${result.message}); retry`);
     }
     if (!result.ok) {
-      return deny(req.uid, result.code ?? 422, 'Invalid', `spec.template: the API server refuses ordinal 0's pod: ${result.message}`);
+      return deny(req.uid, result.code ?? 422, 'Invalid', `the API server refuses ordinal 0's pod: ${result.message}`);
     }
     warnings.push(...(result.warnings ?? []));
   }
@@ -122,15 +163,36 @@ export function createApp(deps: AdmissionDeps): Hono {
     dryRunPod: deps.dryRunPod,
     limits: deps.limits ?? DEFAULT_LIMITS,
     logger: deps.logger ?? createLogger('admission'),
+    slots: deps.slots ?? createDryRunSlots(),
+    dryRunTimeoutMs: deps.dryRunTimeoutMs ?? DRY_RUN_TIMEOUT_MS,
   };
   const log = full.logger;
   const app = new Hono();
   app.get('/healthz', (c) => c.json({ status: 'ok', function: 'admission' }));
   app.get('/metrics', async (c) => c.text(await registry.metrics(), 200, { 'Content-Type': registry.contentType }));
 
+  // The order matters: the caller first (nothing of a stranger's body is read), then room for the
+  // body, then its size.
+  const caller = requireClientCert((c, why) => {
+    log.warn({ path: c.req.path, why }, 'admission refused: no client certificate of the configured CA');
+    return c.json({ error: `a client certificate of the configured CA is required (${why})` }, 401);
+  });
+  const budget = bodyBudget({
+    budgetBytes: BODY_BUDGET_BYTES,
+    maxBodyBytes: MAX_BODY_BYTES,
+    maxRequests: MAX_REVIEWS_IN_FLIGHT,
+    onBusy: (c, inFlight) => {
+      log.warn({ path: c.req.path, ...inFlight }, 'admission busy: reviews in flight at the bound');
+      c.header('Retry-After', '1');
+      return c.json({ error: `${inFlight.requests} reviews (${Math.round(inFlight.bytes / 1024)} KiB) in flight: retry` }, 429);
+    },
+  });
   const limit = bodyLimit({
     maxSize: MAX_BODY_BYTES,
-    onError: (c) => c.json({ error: `body over ${MAX_BODY_BYTES} bytes` }, 413),
+    onError: (c) => {
+      log.warn({ path: c.req.path, limit: MAX_BODY_BYTES }, 'admission refused: body too large');
+      return c.json({ error: `body over ${MAX_BODY_BYTES} bytes` }, 413);
+    },
   });
 
   async function answer(c: Context, webhook: Webhook): Promise<Response> {
@@ -166,7 +228,7 @@ export function createApp(deps: AdmissionDeps): Hono {
     } catch (err) {
       // A bug in the judging: refuse the write with the reason rather than answer 500 (SPEC §5).
       log.error({ uid, err }, 'admission failed');
-      response = deny(uid, 500, 'InternalError', `admission failed: ${(err as Error)?.message ?? String(err)}`);
+      response = deny(uid, 500, 'InternalError', `admission failed: ${cut((err as Error)?.message ?? String(err))}`);
     }
     done(200, {
       uid,
@@ -175,6 +237,7 @@ export function createApp(deps: AdmissionDeps): Hono {
       namespace: request?.namespace,
       name: request?.name,
       dryRun: request?.dryRun,
+      caller: clientCertOf(c)?.subject,
       allowed: response.allowed,
       reason: response.status?.message,
       patched: response.patch !== undefined,
@@ -183,8 +246,8 @@ export function createApp(deps: AdmissionDeps): Hono {
     return c.json(reviewResponse(response));
   }
 
-  app.post('/mutate', limit, (c) => answer(c, 'mutate'));
-  app.post('/validate', limit, (c) => answer(c, 'validate'));
+  app.post('/mutate', caller, budget, limit, (c) => answer(c, 'mutate'));
+  app.post('/validate', caller, budget, limit, (c) => answer(c, 'validate'));
   // Whatever escapes the handlers (say, a body stream that breaks) is the request's failure, not a 500.
   app.onError((err, c) => c.json({ error: `cannot read the request: ${err.message}` }, 400));
   return app;

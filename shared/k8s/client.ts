@@ -21,13 +21,16 @@ export class ApiError extends Error {
   readonly reason: string;
   readonly verb: string;
   readonly path: string;
-  constructor(verb: string, path: string, status: number, reason: string, message: string) {
+  /** The Status's `details.causes` (field and reason of each invalid value), when it has them. */
+  readonly causes: StatusCause[];
+  constructor(verb: string, path: string, status: number, reason: string, message: string, causes: StatusCause[] = []) {
     super(`${verb} ${path}: ${status} ${reason}: ${message}`);
     this.name = 'ApiError';
     this.status = status;
     this.reason = reason;
     this.verb = verb;
     this.path = path;
+    this.causes = causes;
   }
   /** A write lost a race (resourceVersion / uid precondition, or the object already exists). */
   get isConflict(): boolean {
@@ -42,10 +45,19 @@ export class ApiError extends Error {
   }
 }
 
+/** metav1.StatusCause: `field` is the path within the object sent, e.g. `spec.containers[0].name`. */
+export interface StatusCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
+
 export interface RequestOptions {
   body?: unknown;
   patch?: PatchType;
   query?: Record<string, string | number | boolean | undefined>;
+  /** Aborts the HTTP request itself (the socket is destroyed), not only the wait for it. */
+  signal?: AbortSignal;
 }
 
 export interface KubeClient {
@@ -98,7 +110,7 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
         headers['Content-Type'] = opts.patch ? PATCH_CONTENT_TYPE[opts.patch] : 'application/json';
         headers['Content-Length'] = String(Buffer.byteLength(payload));
       }
-      const reqOpts: https.RequestOptions = { method: verb, headers, agent };
+      const reqOpts: https.RequestOptions = { method: verb, headers, agent, signal: opts.signal };
       await kc.applyToHTTPSOptions(reqOpts);
       reqOpts.agent = agent; // applyToHTTPSOptions may set TLS options, kept on the request itself
       const resource = resourceOf(url.pathname);
@@ -109,17 +121,21 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
         if (statusCode >= 200 && statusCode < 300) return (text ? JSON.parse(text) : undefined) as T;
         let reason = 'Unknown';
         let message = text.slice(0, 500);
+        let causes: StatusCause[] = [];
         try {
-          const s = JSON.parse(text) as { reason?: string; message?: string };
+          const s = JSON.parse(text) as { reason?: string; message?: string; details?: { causes?: unknown } };
           reason = s.reason ?? reason;
           message = s.message ?? message;
+          if (Array.isArray(s.details?.causes)) causes = s.details.causes as StatusCause[];
         } catch {
           /* not a Status object: keep the raw text */
         }
-        throw new ApiError(verb, url.pathname, statusCode, reason, message);
+        throw new ApiError(verb, url.pathname, statusCode, reason, message, causes);
       } catch (err) {
         if (err instanceof ApiError) throw err;
-        throw new ApiError(verb, url.pathname, 0, 'ConnectionFailed', (err as Error).message);
+        // An aborted request (opts.signal) says why: the signal's reason, e.g. a TimeoutError.
+        const why = opts.signal?.aborted ? ((opts.signal.reason as Error)?.message ?? 'aborted') : (err as Error).message;
+        throw new ApiError(verb, url.pathname, 0, opts.signal?.aborted ? 'Aborted' : 'ConnectionFailed', why);
       } finally {
         apiRequests.inc({ verb: verb.toLowerCase(), resource, code: String(status) });
       }
