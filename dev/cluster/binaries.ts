@@ -44,16 +44,21 @@ function fromEnvironment(key: keyof Binaries, env: NodeJS.ProcessEnv): string | 
 
 /** Runs build-binaries.sh (a no-op when the cache is complete) and returns the directory it prints. */
 export function buildBinaries(): Promise<string> {
+  return runBuildScript(BUILD_SCRIPT);
+}
+
+/** Runs one of the build scripts (a no-op when its cache is complete): the directory it prints last. */
+function runBuildScript(script: string): Promise<string> {
   return new Promise((resolve, reject) => {
     // stderr goes straight to ours: a first build takes many minutes and must show progress.
-    const child = spawn('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.on('error', reject);
     child.on('close', (code) => {
       const dir = stdout.trim().split('\n').at(-1) ?? '';
       if (code === 0 && dir) resolve(dir);
-      else reject(new Error(`${BUILD_SCRIPT} exited with ${code}${dir ? `: ${dir}` : ''}`));
+      else reject(new Error(`${script} exited with ${code}${dir ? `: ${dir}` : ''}`));
     });
   });
 }
@@ -73,4 +78,23 @@ export async function resolveBinaries(
     for (const key of missing) found[key] = join(dir, FILES[key].file);
   }
   return found as unknown as Binaries;
+}
+
+const CNI_BUILD_SCRIPT = new URL('./build-cni.sh', import.meta.url).pathname;
+/** The CNI plugins the process-mode kubelet invokes (dev/kubelet/process/cni.ts). */
+export const CNI_PLUGINS = ['bridge', 'host-local', 'loopback'] as const;
+
+/**
+ * The directory of the CNI plugins: NEOSET_CNI_PATH when set (a prebuilt directory such as
+ * /opt/cni/bin: it must hold every plugin), else our cached build from the Go module proxy
+ * (build-cni.sh, run only when something is missing).
+ */
+export async function resolveCniPlugins(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const explicit = env.NEOSET_CNI_PATH;
+  if (explicit) {
+    const missing = CNI_PLUGINS.filter((plugin) => !isExecutable(join(explicit, plugin)));
+    if (missing.length > 0) throw new Error(`NEOSET_CNI_PATH=${explicit} lacks ${missing.join(', ')}`);
+    return explicit;
+  }
+  return runBuildScript(CNI_BUILD_SCRIPT);
 }

@@ -14,30 +14,14 @@ CACHE=${NEOSET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/neoset}
 OUT="$CACHE/k8s-$K8S_VERSION"
 STAGING_VERSION="v0.${K8S_VERSION#*.}"
 
-log() { echo "[build-binaries] $*" >&2; }
-# Minutes and seconds since $1 (a $SECONDS reading).
-since() { local s=$((SECONDS - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
-# Runs "$@" as step "$1", saying every 30 s which step and for how long: a first build is about ten
-# minutes on 2 cores, and silence that long looks like a hang.
-step() {
-  local what=$1 began=$SECONDS status=0 ticker
-  shift
-  log "$what"
-  ( while sleep 30; do log "$what: $(since "$began") so far ($(since "$START") in all)"; done ) &
-  ticker=$!
-  "$@" >&2 || status=$?
-  kill "$ticker" 2>/dev/null || true
-  wait "$ticker" 2>/dev/null || true
-  if [ "$status" -ne 0 ]; then log "$what failed after $(since "$began")"; exit "$status"; fi
-  log "$what: done in $(since "$began")"
-}
+LOG_TAG=build-binaries
+# shellcheck source=build-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build-lib.sh"
 
 if [ -x "$OUT/etcd" ] && [ -x "$OUT/kube-apiserver" ] && [ -x "$OUT/kube-controller-manager" ]; then
   echo "$OUT"; exit 0
 fi
-# Go is where the machine image keeps it even when a login shell did not put it on PATH.
-command -v go >/dev/null || { [ -x /usr/local/go/bin/go ] && export PATH="/usr/local/go/bin:$PATH"; }
-command -v go >/dev/null || { log "error: Go is needed to build the control plane (or set KUBEBUILDER_ASSETS to envtest binaries)"; exit 2; }
+find_go || { log "error: Go is needed to build the control plane (or set KUBEBUILDER_ASSETS to envtest binaries)"; exit 2; }
 
 mkdir -p "$OUT"
 # One builder runs at a time (parallel test workers, two clones): the others wait for it.

@@ -4,11 +4,14 @@
 //     Prometheus scraping the functions, and promtool for the alert rules: test/cluster/prometheus.ts)
 //     — installed with apt-get when missing and we are root;
 //   - kubectl (the tests drive the cluster with it, as users do) — said clearly when missing;
+//   - iproute2 and util-linux (ip netns, veth, nsenter: the process-mode kubelet's pods), installed like the above;
 //   - etcd, kube-apiserver, kube-controller-manager: envtest's variables, else the cached build,
-//     else a build from the Go module proxy (several minutes, once per machine).
+//     else a build from the Go module proxy (several minutes, once per machine);
+//   - the CNI plugins bridge, host-local, loopback: NEOSET_CNI_PATH, else the cached build, else a
+//     build from the Go module proxy (build-cni.sh, under a minute cold).
 import { spawnSync } from 'node:child_process';
 import { chromiumPath } from '../browser/chromium.ts';
-import { resolveBinaries } from '../../dev/cluster/binaries.ts';
+import { resolveBinaries, resolveCniPlugins } from '../../dev/cluster/binaries.ts';
 
 const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 
@@ -28,6 +31,8 @@ function install(pkg: string, why: string): void {
 if (!has('openssl')) install('openssl', 'for the test certificates');
 if (!chromiumPath()) install('chromium', 'for the dashboard browser tests (or set CHROMIUM_PATH)');
 if (!has('prometheus') || !has('promtool')) install('prometheus', 'for the metrics and alert-rule tests (prometheus, promtool)');
+if (!has('ip')) install('iproute2', 'for the process-mode kubelet (ip netns, veth)');
+if (!has('nsenter') || !has('unshare')) install('util-linux', 'for the process-mode kubelet (nsenter, unshare)');
 if (!has('kubectl')) {
   console.error('error: kubectl is needed on PATH (the integration tests and the plugin use it as users do)');
   process.exit(2);
@@ -36,3 +41,6 @@ if (!has('kubectl')) {
 const started = Date.now();
 const binaries = await resolveBinaries();
 console.log(`control-plane binaries ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${Object.values(binaries).join(', ')}`);
+const cniStarted = Date.now();
+const cni = await resolveCniPlugins();
+console.log(`CNI plugins ready in ${((Date.now() - cniStarted) / 1000).toFixed(1)} s: ${cni}`);
