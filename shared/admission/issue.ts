@@ -14,4 +14,19 @@ export function issue(path: string, message: string, forbidden = false): Issue {
 
 export const renderIssue = (i: Issue): string => `${i.path}: ${i.message}`;
 
-export const sameIssue = (a: Issue, b: Issue): boolean => a.path === b.path && a.message === b.message;
+/** `spec.containers[0].name`, `metadata.labels[app.kubernetes.io/name]` → its keys and indexes. */
+function pathSegments(path: string): (string | number)[] {
+  return [...path.matchAll(/([A-Za-z_][A-Za-z0-9_]*)|\[([^\]]*)\]/g)].map(([, key, bracket]) =>
+    key !== undefined ? key : /^\d+$/.test(bracket) ? Number(bracket) : bracket,
+  );
+}
+
+/** The value at a field path of a JSON object; undefined where the path leads nowhere. */
+export function valueAt(object: unknown, path: string): unknown {
+  let at: unknown = object;
+  for (const segment of pathSegments(path)) {
+    if (typeof at !== 'object' || at === null) return undefined;
+    at = (at as Record<string | number, unknown>)[segment];
+  }
+  return at;
+}

@@ -2,11 +2,11 @@
 // template could newly fail — the Pod that the edge must dry-run-create. No I/O here.
 import type { NeoSet } from '../api/neoset.ts';
 import type { Pod } from '../core/objects.ts';
-import { issue, type Issue } from './issue.ts';
+import type { Issue } from './issue.ts';
 import { sameJson } from '../core/json.ts';
-import { LIMIT_VARIABLES, type AdmissionLimits } from './limits.ts';
+import type { AdmissionLimits } from './limits.ts';
 import { ordinalPod } from './pod.ts';
-import { neosetName, reviewIssues } from './validate.ts';
+import { neosetName, quotaIssues, reviewIssues } from './validate.ts';
 import { neosetWarnings } from './warnings.ts';
 
 export interface Verdict {
@@ -42,12 +42,7 @@ export function judgeNeoSet(review: NeoSetReview, limits: AdmissionLimits): Verd
   return { issues, warnings, dryRunPod: dryRun ? ordinalPod(neoset, neosetName(neoset), namespace, 0) : null };
 }
 
-/** `kubectl scale` and HPA write the scale subresource: the replicas quota holds there too. */
+/** `kubectl scale` and HPA write the scale subresource: the replicas quota holds there too, and so does its scale-down. */
 export function judgeScale(replicas: number, oldReplicas: number | null, limits: AdmissionLimits): Verdict {
-  const over = replicas > limits.maxReplicas && replicas !== oldReplicas;
-  return {
-    issues: over ? [issue('spec.replicas', `${replicas} is over the quota of ${limits.maxReplicas} (${LIMIT_VARIABLES.maxReplicas})`, true)] : [],
-    warnings: [],
-    dryRunPod: null,
-  };
+  return { issues: quotaIssues(replicas, oldReplicas, limits), warnings: [], dryRunPod: null };
 }

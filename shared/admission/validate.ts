@@ -4,7 +4,7 @@ import type { NeoSet } from '../api/neoset.ts';
 import { canaryIssues } from './canary.ts';
 import { capIssues } from './resources.ts';
 import { inPlaceChangeBlockers } from '../core/revisions/template-diff.ts';
-import { issue, sameIssue, type Issue } from './issue.ts';
+import { issue, valueAt, type Issue } from './issue.ts';
 import { sameJson } from '../core/json.ts';
 import { brief } from './json.ts';
 import { LIMIT_VARIABLES, type AdmissionLimits } from './limits.ts';
@@ -69,16 +69,21 @@ function selectorIssues(neoset: NeoSet): Issue[] {
   return [issue('spec.selector', `does not select the template's labels (spec.template.metadata.labels): unmet ${unmet.join(', ')}`)];
 }
 
-/** The rules over one NeoSet, as it would be stored. */
+/**
+ * The replicas quota, on CREATE and on any write that raises replicas (the NeoSet or its scale
+ * subresource). Lowering is never refused for it: an over-quota NeoSet (stored before the quota was
+ * lowered) must be able to come down step by step, 500 -> 400 -> 100 under a quota of 100.
+ */
+export function quotaIssues(replicas: number, oldReplicas: number | null, limits: AdmissionLimits): Issue[] {
+  if (replicas <= limits.maxReplicas || (oldReplicas !== null && replicas <= oldReplicas)) return [];
+  return [issue('spec.replicas', `${replicas} is over the quota of ${limits.maxReplicas} (${LIMIT_VARIABLES.maxReplicas})`, true)];
+}
+
+/** The rules over one NeoSet, as it would be stored (the replicas quota aside: quotaIssues). */
 export function neosetIssues(neoset: NeoSet, limits: AdmissionLimits): Issue[] {
   const { spec } = neoset;
-  const quota =
-    spec.replicas > limits.maxReplicas
-      ? [issue('spec.replicas', `${spec.replicas} is over the quota of ${limits.maxReplicas} (${LIMIT_VARIABLES.maxReplicas})`, true)]
-      : [];
   return [
     ...nameIssues(neoset),
-    ...quota,
     ...selectorIssues(neoset),
     ...maxUnavailableIssues(spec.updateStrategy.maxUnavailable),
     ...readinessIssues(neoset),
@@ -115,13 +120,17 @@ export function updateIssues(old: NeoSet, neoset: NeoSet): Issue[] {
 }
 
 /**
- * All issues of a CREATE or UPDATE. An UPDATE is refused only for what it makes worse: an issue the
- * old object already had (say, the quota was lowered after it was created) does not block edits of
- * other fields — or the removal of a finalizer — as Kubernetes' own validation ratcheting does.
+ * All issues of a CREATE or UPDATE. An UPDATE is refused only for what it makes worse, as Kubernetes'
+ * own validation ratcheting does: an issue at a field the UPDATE leaves unchanged, which the old
+ * object had too (say, a cap lowered after it was created), does not block edits of other fields —
+ * or the removal of a finalizer. Whether the field changed is read from the objects, never from the
+ * messages: those name values, and a message that quotes a number differs whenever the number does.
  */
 export function reviewIssues(neoset: NeoSet, old: NeoSet | null, limits: AdmissionLimits): Issue[] {
+  const quota = quotaIssues(neoset.spec.replicas, old?.spec.replicas ?? null, limits);
   const current = neosetIssues(neoset, limits);
-  if (old === null) return current;
-  const before = neosetIssues(old, limits);
-  return [...current.filter((i) => !before.some((b) => sameIssue(b, i))), ...updateIssues(old, neoset)];
+  if (old === null) return [...quota, ...current];
+  const before = new Set(neosetIssues(old, limits).map((i) => i.path));
+  const unchanged = (i: Issue) => before.has(i.path) && sameJson(valueAt(old, i.path) ?? null, valueAt(neoset, i.path) ?? null);
+  return [...quota, ...current.filter((i) => !unchanged(i)), ...updateIssues(old, neoset)];
 }

@@ -11,6 +11,7 @@ import { ConfigError, DEFAULT_LIMITS, limitsFromEnv } from '../../shared/admissi
 import { ordinalPod } from '../../shared/admission/pod.ts';
 import { compareQuantities, parseQuantity } from '../../shared/admission/quantity.ts';
 import { reviewIssues } from '../../shared/admission/validate.ts';
+import { valueAt } from '../../shared/admission/issue.ts';
 import { neosetWarnings, resolveMaxUnavailable } from '../../shared/admission/warnings.ts';
 import { applyAdds, CASE_ENV, DEFAULT_UPDATE_STRATEGY, INVALID_CASES, validNeoSet } from './admission-cases.ts';
 
@@ -273,6 +274,53 @@ describe('rules (/validate)', () => {
       expect(reviewIssues(parse(edit), stored, strict)).toEqual([]);
       edit.spec.replicas = 4;
       expect(reviewIssues(parse(edit), stored, strict).map((i) => i.path)).toEqual(['spec.replicas']);
+    });
+
+    it('an over-quota NeoSet comes down step by step (500 -> 400 -> 100 under a quota of 100); raising it is refused', () => {
+      const quota = { ...limits, maxReplicas: 100 };
+      const at = (replicas: number) => {
+        const n = validNeoSet();
+        n.spec.replicas = replicas;
+        return parse(n);
+      };
+      expect(reviewIssues(at(400), at(500), quota)).toEqual([]);
+      expect(reviewIssues(at(100), at(400), quota)).toEqual([]);
+      expect(reviewIssues(at(400), at(400), quota)).toEqual([]);
+      expect(reviewIssues(at(450), at(400), quota)).toEqual([
+        { path: 'spec.replicas', message: '450 is over the quota of 100 (NEOSET_MAX_REPLICAS)', forbidden: true },
+      ]);
+      expect(reviewIssues(at(101), null, quota).map((i) => i.path)).toEqual(['spec.replicas']);
+      // The scale subresource alike.
+      expect(judgeScale(400, 500, quota).issues).toEqual([]);
+      expect(judgeScale(100, 400, quota).issues).toEqual([]);
+      expect(judgeScale(450, 400, quota).issues.map((i) => i.path)).toEqual(['spec.replicas']);
+      expect(judgeScale(101, null, quota).issues.map((i) => i.path)).toEqual(['spec.replicas']);
+    });
+
+    it('the ratchet reads whether the field changed from the objects, not from the messages', () => {
+      const capped = { ...limits, maxCpu: parseQuantity('2')! };
+      const stored = validNeoSet();
+      stored.spec.template.spec.containers[0].resources.limits.cpu = '4'; // stored before the cap
+      const other = structuredClone(stored);
+      other.spec.updateStrategy = { partition: 1 };
+      expect(reviewIssues(parse(other), parse(stored), capped)).toEqual([]);
+      for (const cpu of ['8', '3']) {
+        const changed = structuredClone(stored);
+        changed.spec.template.spec.containers[0].resources.limits.cpu = cpu;
+        expect(reviewIssues(parse(changed), parse(stored), capped).map((i) => i.path)).toEqual(['spec.template.spec.containers[0].resources.limits.cpu']);
+      }
+      const fixed = structuredClone(stored);
+      fixed.spec.template.spec.containers[0].resources.limits.cpu = '2';
+      expect(reviewIssues(parse(fixed), parse(stored), capped)).toEqual([]);
+    });
+
+    it('valueAt reads Kubernetes field paths, bracketed keys included', () => {
+      const n = validNeoSet();
+      n.spec.template.metadata.labels['app.kubernetes.io/name'] = 'x';
+      expect(valueAt(n, 'spec.template.spec.containers[0].resources.limits.cpu')).toBe('500m');
+      expect(valueAt(n, 'spec.template.metadata.labels[app.kubernetes.io/name]')).toBe('x');
+      expect(valueAt(n, 'spec.template.spec.containers[3].name')).toBeUndefined();
+      expect(valueAt(n, 'spec.replicas.deeper')).toBeUndefined();
     });
   });
 });
