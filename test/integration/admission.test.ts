@@ -161,12 +161,12 @@ describe('admission webhooks behind a real kube-apiserver', () => {
     });
   });
 
-  it('refuses a pod template the API server would refuse, with the API server\'s own message', async () => {
+  it('refuses a pod template the API server would refuse, with the field and reason the API server gives', async () => {
     const n = validNeoSet('badname');
     n.spec.template.spec.containers[0].name = 'Bad_Name';
     const { code, stderr } = await apply(n);
     expect(code).not.toBe(0);
-    expect(stderr).toContain(`admission webhook "${VALIDATE}" denied the request: spec.template: the API server refuses ordinal 0's pod: Pod "badname-0" is invalid: spec.containers[0].name: Invalid value: "Bad_Name"`);
+    expect(stderr).toContain(`admission webhook "${VALIDATE}" denied the request: the API server refuses ordinal 0's pod: spec.template.spec.containers[0].name: Invalid value: "Bad_Name"`);
     console.log(`Bad_Name refusal as kubectl prints it:\n${stderr.trim()}`);
   });
 
