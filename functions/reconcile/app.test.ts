@@ -64,6 +64,30 @@ describe('reconcile function HTTP contract', () => {
     expect(res.status).toBe(503);
   });
 
+  it('answers 503 when a pod LIST fails while the NeoSet GET is in flight, leaving no rejection unhandled (issue 19: that ended the process)', async () => {
+    const { ApiError } = await import('../../shared/k8s/client.ts');
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', listener);
+    try {
+      const template = { metadata: { labels: { app: 'mysql' } }, spec: { containers: [{ name: 'db', image: 'mysql:8.0' }] } };
+      const slowGet: KubeClient = {
+        request: async <T,>(verb: string, path: string): Promise<T> => {
+          if (path.endsWith('/pods')) throw new ApiError(verb, path, 500, 'InternalError', 'etcd is down');
+          if (path.endsWith('/controllerrevisions')) return { items: [] } as T;
+          await new Promise((r) => setTimeout(r, 30)); // the NeoSet GET: the pod LIST has failed meanwhile
+          return { apiVersion: 'neo.io/v1alpha1', kind: 'NeoSet', metadata: { name: 'mysql', namespace: 'default', uid: 'u1', resourceVersion: '5', generation: 1 }, spec: { replicas: 1, selector: { matchLabels: { app: 'mysql' } }, template } } as T;
+        },
+      };
+      const res = await createApp({ client: slowGet, logger: pino({ level: 'silent' }), recheck: () => {} }).request('/', ce('dev.knative.apiserver.resource.add', { apiVersion: 'neo.io/v1alpha1', kind: 'NeoSet', metadata: { name: 'mysql', namespace: 'default' } }));
+      expect(res.status).toBe(503);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
+  });
+
   it('answers 503 too when naming the event\'s NeoSets fails transiently (a resync tick\'s LIST), 500 for a bug', async () => {
     const { ApiError } = await import('../../shared/k8s/client.ts');
     const tick = { method: 'POST', headers: { 'ce-specversion': '1.0', 'ce-id': 't1', 'ce-source': DEFAULT_RESYNC_SOURCE, 'ce-type': 'dev.knative.sources.ping', 'content-type': 'application/json' }, body: '{}' };

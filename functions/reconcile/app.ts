@@ -63,7 +63,11 @@ interface Ask {
   seen?: string;
 }
 
-/** The event's Pod's resourceVersion, when it is one a list can be asked not to be older than (a replayed or hand-written event may carry anything). */
+/**
+ * The event's Pod's resourceVersion, when it is a comparable one (a replayed or hand-written event may
+ * carry anything). The reader compares its pod list with it and never asks the API server for it: a
+ * forged 999999999999 costs one consistent list, not a 3 s wait (snapshot-reader.ts).
+ */
 function resourceVersionOf(object: unknown): string | undefined {
   const version = (object as Pod | null)?.metadata?.resourceVersion;
   return typeof version === 'string' && isComparable(version) ? version : undefined;
