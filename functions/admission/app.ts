@@ -61,10 +61,11 @@ export const MAX_BODY_BYTES = 3.5 * MiB;
 /**
  * The bytes of reviews one instance holds at once, and how many. A parsed review costs up to ~6x its
  * body (the bytes, the string, JSON.parse's objects, the zod copies of object and oldObject; 3 MiB
- * of the densest NeoSet JSON measured 13 MiB of heap), so 8 MiB of bodies — two maximal reviews, or
- * 64 ordinary ones — is at most ~50 MiB of heap, plus at most DRY_RUN_SLOTS Pod bodies in flight
- * (8 x 1.5 MiB), on a process that idles at ~70 MiB RSS: ~135 MiB in the worst case against the
- * 256 Mi limit of knative/admission.yaml. Unbounded, 8 MiB bodies x any number in flight were not.
+ * of the densest NeoSet JSON — 100k env entries — measured 13 MiB of heap), so 8 MiB of bodies (two
+ * maximal reviews, or 64 ordinary ones) is at most ~50 MiB of heap, plus at most DRY_RUN_SLOTS Pod
+ * bodies in flight (8 x 1.5 MiB): ~60 MiB over a process measured at 38 MiB of heap in use and
+ * 167 MiB RSS once client-node is loaded (Node 24, from source): ~230 MiB in the worst case, under
+ * the 256 Mi limit of knative/admission.yaml. Unbounded, 8 MiB bodies x any number in flight were not.
  */
 export const BODY_BUDGET_BYTES = 8 * MiB;
 export const MAX_REVIEWS_IN_FLIGHT = 64;
