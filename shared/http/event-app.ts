@@ -4,9 +4,10 @@
 // malformed event (not retried), 503 only when redelivery can help, 500 for a bug.
 // Every body is bounded before it is read (SPEC §2.3): 413 past MAX_EVENT_BYTES, and the bytes of
 // bodies in flight share BODY_BUDGET_BYTES (503, retried, past it).
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
+import { bodyBudget } from './body-budget.ts';
 import { createLogger } from './logger.ts';
 import { BadEventError, parseEvent, type ParsedEvent } from '../events/target.ts';
 import { ApiError, type KubeClient } from '../k8s/client.ts';
@@ -41,51 +42,19 @@ export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
  */
 export const BODY_BUDGET_BYTES = 16 * 1024 * 1024;
 
-/** A body that would take the instance's body budget past BODY_BUDGET_BYTES: answered 503. */
-class OverBudgetError extends Error {}
-
-/**
- * Charges a body's bytes to a budget shared by the requests in flight, before they are read: its
- * Content-Length at once, or, for a body of unknown length (chunked), each chunk as it is read.
- * Over the budget, 503 with Retry-After: a redelivery finds room. Released once the answer is made.
- */
-function bodyBudget(budget: number, max: number): MiddlewareHandler {
-  let inFlight = 0;
-  return async (c, next) => {
-    const raw = c.req.raw;
-    if (!raw.body) return next();
-    let held = 0;
-    const take = (bytes: number) => {
-      if (inFlight + bytes > budget) return false;
-      inFlight += bytes;
-      held += bytes;
-      return true;
-    };
-    try {
-      const declared = c.req.header('content-length');
-      if (declared !== undefined && c.req.header('transfer-encoding') === undefined) {
-        // One declared over the limit is refused by bodyLimit, unread: nothing to reserve.
-        const bytes = Number(declared);
-        if (bytes <= max && !take(bytes)) throw new OverBudgetError();
-      } else {
-        const counted = raw.body.pipeThrough(
-          new TransformStream<Uint8Array, Uint8Array>({
-            transform: (chunk, out) => (take(chunk.byteLength) ? out.enqueue(chunk) : out.error(new OverBudgetError())),
-          }),
-        );
-        c.req.raw = new Request(raw, { body: counted, duplex: 'half' } as RequestInit);
-      }
-      await next();
-    } finally {
-      inFlight -= held;
-    }
-  };
-}
-
 export function createEventApp(opts: EventAppOptions): Hono {
   const log = opts.logger ?? createLogger(opts.name);
   const app = new Hono();
-  const budget = bodyBudget(BODY_BUDGET_BYTES, MAX_EVENT_BYTES);
+  // Over the budget: 503 with Retry-After, unread — a redelivery finds room.
+  const budget = bodyBudget({
+    budgetBytes: BODY_BUDGET_BYTES,
+    maxBodyBytes: MAX_EVENT_BYTES,
+    onBusy: (c, inFlight) => {
+      log.warn({ outcome: 'retry', error: 'event bodies in flight over budget', budget: BODY_BUDGET_BYTES, ...inFlight }, 'event');
+      c.header('Retry-After', '1');
+      return c.json({ error: `over ${BODY_BUDGET_BYTES} bytes of event bodies in flight: retry` }, 503);
+    },
+  });
   // With a Content-Length it refuses at once, unread (Node's parser holds the body to that length);
   // chunked, it counts the bytes as they arrive and stops reading past the limit.
   const limit = bodyLimit({
@@ -105,7 +74,7 @@ export function createEventApp(opts: EventAppOptions): Hono {
     const started = performance.now();
     const headers: Record<string, string> = {};
     c.req.raw.headers.forEach((v, k) => (headers[k] = v));
-    // Outside the try: a body that cannot be read is answered by onError (400, or 503 over budget).
+    // Outside the try: a body that cannot be read is answered by onError (400).
     const body = await c.req.text();
     let event: ParsedEvent | undefined;
     try {
@@ -140,14 +109,7 @@ export function createEventApp(opts: EventAppOptions): Hono {
     }
   });
   // A body stream that breaks (the sender went away mid-body) is that request's failure, not a 500.
-  app.onError((err, c) => {
-    if (err instanceof OverBudgetError) {
-      log.warn({ outcome: 'retry', error: 'event bodies in flight over budget', budget: BODY_BUDGET_BYTES }, 'event');
-      c.header('Retry-After', '1');
-      return c.json({ error: `over ${BODY_BUDGET_BYTES} bytes of event bodies in flight: retry` }, 503);
-    }
-    return c.json({ error: `cannot read the request: ${err.message}` }, 400);
-  });
+  app.onError((err, c) => c.json({ error: `cannot read the request: ${err.message}` }, 400));
   return app;
 }
 
