@@ -32,6 +32,7 @@ import type { LifecycleSink } from '../events/lifecycle-sink.ts';
 
 export type { Owner } from './owner.ts';
 import { paths } from './paths.ts';
+import { handledFromBirth } from '../handled.ts';
 
 export interface ApplyResult {
   /**
@@ -152,7 +153,8 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
     const writes = plan.actions.some((a) => a.kind !== 'recordEvent');
     const cleared = writes ? withoutFailure(current) : current;
     // The Events tell of the pod writes, all done: they go out with the status write, not after it.
-    flushed = events.flush();
+    // Awaited only after the status write: handled from birth (SPEC §2.3), whatever flush does.
+    flushed = handledFromBirth(events.flush());
     if ((!statusWritten && plan.status) || cleared !== current) {
       await writeStatus(cleared, 'status');
       statusWritten = true;

@@ -15,7 +15,13 @@ export function stateStream(c: Context, store: Store, state: () => unknown, clos
     let last = '';
     let timer: NodeJS.Timeout | undefined;
     const send = async () => {
-      const data = JSON.stringify(state());
+      // Called with `void` from the store's listener: nothing here may reject (SPEC §2.3).
+      let data: string;
+      try {
+        data = JSON.stringify(state());
+      } catch {
+        return;
+      }
       if (data === last || stream.aborted || stream.closed) return;
       last = data;
       await stream.writeSSE({ event: 'state', data }).catch(() => {});
