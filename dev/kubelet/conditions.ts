@@ -39,6 +39,17 @@ export function readyCondition(pod: V1Pod, unreadyContainers: string[]): Desired
   return { type: 'Ready', status: 'True' };
 }
 
+/** `ContainersReady`: True when no container is unready. */
+export function containersReadyCondition(unreadyContainers: string[]): DesiredCondition {
+  if (unreadyContainers.length === 0) return { type: 'ContainersReady', status: 'True' };
+  return {
+    type: 'ContainersReady',
+    status: 'False',
+    reason: 'ContainersNotReady',
+    message: `containers with unready status: [${unreadyContainers.join(' ')}]`,
+  };
+}
+
 /**
  * `current` with each desired condition set: a condition whose status is unchanged keeps its
  * lastTransitionTime; others get `now`. Conditions not in `desired` are kept untouched, in place.

@@ -5,7 +5,7 @@
 // Everything it needs to resume is in the pods themselves (SPEC §7).
 
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod, type V1PodStatus } from '@kubernetes/client-node';
-import { statusCode } from './api-errors.ts';
+import { describeError, statusCode } from './api-errors.ts';
 import { newContainerID } from './image.ts';
 import { MAX_PODS, registerNode } from './node.ts';
 import { createPodIPs } from './pod-ips.ts';
@@ -13,6 +13,8 @@ import { simulatePod, terminatedStatus, type SimSettings } from './pod-status.ts
 import { allocatedRequests, type NodeResources } from './resize.ts';
 import { startPodWatch, type WirePod } from './pod-watch.ts';
 import { createWorkQueue } from './work-queue.ts';
+import { createProcessPods, type ProcessModeOptions, type ProcessPods } from './process/pods.ts';
+import { resolveCniPlugins } from '../cluster/binaries.ts';
 
 export interface KubeletOptions {
   kubeConfig: KubeConfig;
@@ -36,6 +38,12 @@ export interface KubeletOptions {
   node?: Partial<NodeResources>;
   /** Full relist period (the watch alone is not trusted). Default 3000. */
   resyncMs?: number;
+  /**
+   * Process mode (dev/kubelet/process/): pods whose every image is in the image table run as real
+   * processes with their own network namespace and IP. Off unless given; `cniPath` defaults to
+   * resolveCniPlugins() (NEOSET_CNI_PATH, else the cached build).
+   */
+  processMode?: Omit<ProcessModeOptions, 'cniPath'> & { cniPath?: string };
   log?: (msg: string) => void;
 }
 
@@ -74,12 +82,27 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
   };
   const ips = createPodIPs(node.podSubnet);
   const tracked = new Map<string, Tracked>();
+  const processes: ProcessPods | undefined = opts.processMode
+    ? await createProcessPods(
+        { ...opts.processMode, cniPath: opts.processMode.cniPath ?? (await resolveCniPlugins()) },
+        {
+          core,
+          subnetIndex: Number(node.podSubnet.split('.')[2]),
+          onChange: (key) => queue.enqueue(key),
+          log,
+        },
+      ).catch(async (err: unknown) => {
+        await node.stop();
+        throw err;
+      })
+    : undefined;
 
   const forget = (key: string): void => {
     const t = tracked.get(key);
     if (t) ips.release(t.uid);
     tracked.delete(key);
     queue.cancel(key);
+    processes?.remove(key).catch((err: unknown) => log(`${key}: removing its processes: ${describeError(err)}`));
   };
   const track = (key: string, uid: string): Tracked => {
     let t = tracked.get(key);
@@ -161,13 +184,19 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     if (terminal && deletionGracePeriodSeconds === 0 && finalizers.length > 0) return 'done';
     const now = Date.now();
     t.deletingSince ??= now;
-    const due = t.deletingSince + Math.min(deletionGracePeriodSeconds, maxGraceSeconds) * 1000;
-    if (now < due) {
+    const graceMs = Math.min(deletionGracePeriodSeconds, maxGraceSeconds) * 1000;
+    const due = t.deletingSince + graceMs;
+    // A process-mode pod's containers get SIGTERM now (SIGKILL at the end of the grace period); the
+    // deletion is confirmed once they have all exited (their exits wake this key) or at the due time.
+    const exited = processes?.terminate(key, graceMs) ?? false;
+    if (now < due && !exited) {
       queue.wakeAt(key, due);
       return 'done';
     }
+    const last = (await processes?.remove(key)) ?? [];
     if (!terminal) {
-      const outcome = await writeStatus(key, pod, terminatedStatus(pod, now));
+      const stopped = last.length > 0 ? { ...pod, status: { ...pod.status, containerStatuses: last } } : pod;
+      const outcome = await writeStatus(key, pod, terminatedStatus(stopped, now));
       if (outcome !== 'done' || !tracked.has(key)) return outcome;
     }
     try {
@@ -191,6 +220,16 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return 'done';
     const now = Date.now();
     const podIP = ips.ensure(t.uid, pod.status?.podIP);
+    if (processes?.runs(key, pod)) {
+      const next = await processes.sync(key, pod, settings.hostIP, podIP);
+      if (!sameFields(pod.status ?? {}, next.status)) {
+        const outcome = await writeStatus(key, pod, next.status);
+        if (outcome !== 'done') return outcome;
+        log(`${key}: ${summary(next.status)}`);
+      }
+      if (next.wakeAt !== undefined) queue.wakeAt(key, next.wakeAt);
+      return 'done';
+    }
     t.allocated = allocatedRequests(pod);
     const usedByOthers = { cpu: 0, memory: 0 };
     for (const [other, o] of tracked) {
@@ -257,6 +296,7 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     async stop() {
       await watch.stop();
       await queue.stop();
+      await processes?.stop();
       await node.stop();
       log('stopped');
     },

@@ -4,7 +4,7 @@
 // of the simulated kubelet the second-precision timestamps in the status stand in for them.
 
 import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod, V1PodStatus } from '@kubernetes/client-node';
-import { readyCondition, setConditions, type DesiredCondition } from './conditions.ts';
+import { containersReadyCondition, readyCondition, setConditions } from './conditions.ts';
 import { resizeStep, reportedResources, type NodeResources } from './resize.ts';
 import { imageIDOf, isCrashLoopImage, normalizeImage } from './image.ts';
 
@@ -80,15 +80,7 @@ export function simulatePod(pod: V1Pod, settings: SimSettings, ctx: SimContext):
     return before?.resources ? { ...next, resources: before.resources } : next;
   });
   const unready = containerStatuses.filter((cs) => !cs.ready).map((cs) => cs.name);
-  const containersReady: DesiredCondition =
-    unready.length === 0
-      ? { type: 'ContainersReady', status: 'True' }
-      : {
-          type: 'ContainersReady',
-          status: 'False',
-          reason: 'ContainersNotReady',
-          message: `containers with unready status: [${unready.join(' ')}]`,
-        };
+  const containersReady = containersReadyCondition(unready);
   const conditions = setConditions(
     resize ? resize.conditions : (previous.conditions ?? []),
     [

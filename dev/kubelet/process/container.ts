@@ -1,0 +1,244 @@
+// One container of a process-mode pod: its process in the pod's network namespace (and a mount and
+// UTS namespace of its own, where the pod's /etc/hosts, /etc/resolv.conf and volumes are bind-mounted
+// and the hostname is the pod's), its log file per start, its probes, and its restarts per the pod's
+// restartPolicy with kubelet's back-off (the first restart at once, then initial, doubling, capped).
+// What it reports is a containerStatus as kubelet writes it.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, openSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
+import { constants } from 'node:os';
+import type { V1Container, V1ContainerState, V1ContainerStatus, V1Probe } from '@kubernetes/client-node';
+import { imageIDOf, newContainerID, normalizeImage } from '../image.ts';
+import { apiTime } from '../pod-status.ts';
+import { reportedResources } from '../resize.ts';
+import { probeOnce } from './probes.ts';
+import type { Mount } from './volumes.ts';
+
+export interface ContainerSpec {
+  container: V1Container;
+  argv: string[];
+  env: Record<string, string>;
+  workingDir: string;
+  mounts: Mount[];
+}
+
+export interface ContainerSettings {
+  netns: string;
+  hostname: string;
+  podIP: string;
+  /** The pod's /etc/hosts and /etc/resolv.conf files. */
+  etcDir: string;
+  logDir: string;
+  restartPolicy: string;
+  backoffMs: number;
+  maxBackoffMs: number;
+  /** Grace between SIGTERM and SIGKILL when a liveness or startup probe fails. */
+  graceMs: number;
+  /** Where the previous status (a kubelet restart) leaves off. */
+  previous?: V1ContainerStatus;
+  onChange: () => void;
+  log: (msg: string) => void;
+}
+
+export interface ContainerRun {
+  name: string;
+  status(): V1ContainerStatus;
+  running(): boolean;
+  /** SIGTERM to its process group, SIGKILL after `graceMs`; no restart after. Resolves once it has exited. */
+  stop(graceMs: number): Promise<void>;
+}
+
+const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** The shell run inside the container's namespaces before the program: mounts, hostname, cwd. */
+function setupScript(spec: ContainerSpec, etcDir: string): string {
+  const lines = ['set -e', 'hostname "$1"; shift'];
+  for (const file of ['hosts', 'resolv.conf']) lines.push(`mount --bind ${shellQuote(join(etcDir, file))} /etc/${file}`);
+  for (const m of spec.mounts) {
+    const [source, target] = [shellQuote(m.source), shellQuote(m.target)];
+    // A mount point that does not exist is made (on the host's file system: left there, empty).
+    lines.push(`if [ -d ${source} ]; then mkdir -p ${target}; else mkdir -p "$(dirname ${target})"; [ -e ${target} ] || : > ${target}; fi`);
+    lines.push(`mount --bind ${source} ${target}`);
+    if (m.readOnly) lines.push(`mount -o remount,bind,ro ${target}`);
+  }
+  lines.push(`cd ${shellQuote(spec.workingDir)}`, 'exec "$@"');
+  return lines.join('\n');
+}
+
+export function runContainer(spec: ContainerSpec, settings: ContainerSettings): ContainerRun {
+  const { container } = spec;
+  const image = normalizeImage(container.image ?? '');
+  const base = { name: container.name, image, imageID: imageIDOf(container.image ?? ''), resources: reportedResources(container) };
+  const prev = settings.previous;
+  let restartCount = prev?.containerID ? prev.restartCount + 1 : 0;
+  // A container stopped for an in-place image change left its real end; one found running by a
+  // restarted kubelet is unknown (its process went with the earlier kubelet), as kubelet reports it.
+  let lastState: V1ContainerState = prev?.state?.terminated
+    ? { terminated: prev.state.terminated }
+    : prev?.containerID
+      ? { terminated: { exitCode: 137, reason: 'ContainerStatusUnknown', finishedAt: apiTime(Date.now()) } }
+      : {};
+  let state: V1ContainerState = { waiting: { reason: 'ContainerCreating' } };
+  let containerID: string | undefined;
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+  let stopping = false;
+  let ready = false;
+  let started = false;
+  let backoff = 0;
+  let startedAtMs = 0;
+  let timers: NodeJS.Timeout[] = [];
+  let restartTimer: NodeJS.Timeout | undefined;
+
+  const clearProbes = () => {
+    for (const t of timers) clearTimeout(t);
+    timers = [];
+  };
+  const kill = (signal: NodeJS.Signals) => {
+    if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // the group is gone
+    }
+  };
+  const terminate = (graceMs: number) => {
+    kill('SIGTERM');
+    const t = setTimeout(() => kill('SIGKILL'), graceMs);
+    void exited.finally(() => clearTimeout(t));
+  };
+
+  const setReady = (value: boolean) => {
+    if (ready === value) return;
+    ready = value;
+    settings.onChange();
+  };
+
+  /** Runs `probe` every periodSeconds; `onResult` sees each outcome against its thresholds. */
+  const schedule = (probe: V1Probe, kind: string, onResult: (passed: boolean, failed: boolean) => void) => {
+    const period = (probe.periodSeconds ?? 10) * 1000;
+    let successes = 0;
+    let failures = 0;
+    const tick = async () => {
+      if (!child?.pid || stopping) return;
+      const result = await probeOnce(probe, { podIP: settings.podIP, container, pid: child.pid, env: spec.env });
+      if (!child || stopping || state.running === undefined) return;
+      successes = result.ok ? successes + 1 : 0;
+      failures = result.ok ? 0 : failures + 1;
+      if (!result.ok) settings.log(`${container.name}: ${kind} probe failed: ${result.message}`);
+      onResult(successes >= (probe.successThreshold ?? 1), failures >= (probe.failureThreshold ?? 3));
+      if (state.running !== undefined) timers.push(setTimeout(() => void tick(), period));
+    };
+    timers.push(setTimeout(() => void tick(), (probe.initialDelaySeconds ?? 0) * 1000));
+  };
+
+  const startProbes = () => {
+    const afterStartup = () => {
+      started = true;
+      if (container.readinessProbe) {
+        schedule(container.readinessProbe, 'readiness', (passed, failed) => {
+          if (passed) setReady(true);
+          else if (failed) setReady(false);
+        });
+      } else setReady(true);
+      if (container.livenessProbe) {
+        schedule(container.livenessProbe, 'liveness', (_passed, failed) => {
+          if (!failed) return;
+          settings.log(`${container.name}: liveness probe failed, restarting`);
+          terminate(container.livenessProbe?.terminationGracePeriodSeconds ? container.livenessProbe.terminationGracePeriodSeconds * 1000 : settings.graceMs);
+        });
+      }
+      settings.onChange();
+    };
+    if (!container.startupProbe) return afterStartup();
+    let done = false;
+    schedule(container.startupProbe, 'startup', (passed, failed) => {
+      if (done) return;
+      if (passed) {
+        done = true;
+        afterStartup();
+      } else if (failed) {
+        done = true;
+        terminate(settings.graceMs);
+      }
+    });
+  };
+
+  const start = () => {
+    restartTimer = undefined;
+    if (stopping) return;
+    containerID = newContainerID();
+    startedAtMs = Date.now();
+    started = false;
+    ready = false;
+    mkdirSync(settings.logDir, { recursive: true });
+    const fd = openSync(join(settings.logDir, `${restartCount}.log`), 'a');
+    const argv = ['netns', 'exec', settings.netns, 'unshare', '--uts', '--', '/bin/sh', '-c', setupScript(spec, settings.etcDir), 'sh', settings.hostname, ...spec.argv];
+    const proc = spawn('ip', argv, { env: spec.env, stdio: ['ignore', fd, fd], detached: true });
+    closeSync(fd);
+    child = proc;
+    state = { running: { startedAt: apiTime(startedAtMs) } };
+    const thisID = containerID;
+    exited = new Promise((resolve) => {
+      proc.on('error', (err) => settings.log(`${container.name}: ${err.message}`));
+      proc.on('close', (code, signal) => {
+        const exitCode = code ?? 128 + (signal ? (constants.signals[signal] ?? 9) : 9);
+        clearProbes();
+        const terminated = {
+          exitCode,
+          reason: exitCode === 0 ? 'Completed' : 'Error',
+          startedAt: apiTime(startedAtMs),
+          finishedAt: apiTime(Date.now()),
+          containerID: thisID,
+        };
+        ready = false;
+        started = false;
+        settings.log(`${container.name}: exited ${exitCode}${signal ? ` (${signal})` : ''}`);
+        const restart = !stopping && (settings.restartPolicy === 'Always' || (settings.restartPolicy === 'OnFailure' && exitCode !== 0));
+        if (!restart) state = { terminated };
+        else {
+          // kubelet forgets the back-off of a container that ran for twice the cap.
+          if (Date.now() - startedAtMs > 2 * settings.maxBackoffMs) backoff = 0;
+          lastState = { terminated };
+          restartCount++;
+          const delay = backoff;
+          backoff = Math.min(settings.maxBackoffMs, backoff === 0 ? settings.backoffMs : backoff * 2);
+          if (delay === 0) start();
+          else {
+            state = { waiting: { reason: 'CrashLoopBackOff', message: `back-off ${Math.round(delay / 1000)}s restarting failed container=${container.name}` } };
+            restartTimer = setTimeout(start, delay);
+          }
+        }
+        settings.onChange();
+        resolve();
+      });
+    });
+    startProbes();
+  };
+  start();
+
+  return {
+    name: container.name,
+    running: () => state.running !== undefined,
+    status() {
+      const waitingNow = state.waiting !== undefined;
+      return {
+        ...base,
+        containerID: waitingNow && restartCount === 0 ? undefined : (containerID ?? undefined),
+        restartCount,
+        ready,
+        started,
+        state,
+        lastState,
+      };
+    },
+    async stop(graceMs) {
+      stopping = true;
+      clearTimeout(restartTimer);
+      clearProbes();
+      terminate(graceMs);
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,82 @@
+// The image table of process mode: which image references this machine can run as real processes,
+// and how — the part of an OCI image config that matters without a root filesystem (entrypoint,
+// cmd, working directory, env). Images not in the table keep the simulated kubelet's behaviour.
+//
+// A user adds entries with a JSON file named by NEOSET_IMAGE_TABLE (or the kubelet's imageTable
+// option), a list of { image, entrypoint?, cmd?, workingDir?, env? }. `image` matches the reference
+// as written or as normalized (docker.io/library/…:latest), `*` standing for any run of characters.
+// In entrypoint, cmd, workingDir and env values, `{checkout}` is this repository and `{node}` its
+// Node 24; entrypoint and cmd may also name the container's env as $(VAR), like a pod's command.
+
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { normalizeImage } from '../image.ts';
+
+const entrySchema = z
+  .object({
+    image: z.string().min(1).max(512),
+    entrypoint: z.array(z.string().max(4096)).max(256).default([]),
+    cmd: z.array(z.string().max(4096)).max(256).default([]),
+    workingDir: z.string().max(4096).optional(),
+    env: z.record(z.string().max(256), z.string().max(65536)).default({}),
+  })
+  .strict();
+export type ImageTableEntry = z.input<typeof entrySchema>;
+export type ImageEntry = z.output<typeof entrySchema>;
+
+export const CHECKOUT = fileURLToPath(new URL('../../../', import.meta.url)).replace(/\/$/, '');
+
+/** This repository's Node 24: the one running us when it is a 24, else the npm package node@24 of the checkout. */
+export function node24(): string {
+  return Number(process.versions.node.split('.')[0]) >= 24 ? process.execPath : `${CHECKOUT}/node_modules/node/bin/node`;
+}
+
+/** NeoSet's own image runs its functions from the checkout (the image's main.mjs picks one by NEOSET_FUNCTION too). */
+export const DEFAULT_IMAGE_TABLE: ImageTableEntry[] = [
+  {
+    image: 'ghcr.io/neoset/neoset:*',
+    entrypoint: ['{node}', '--enable-source-maps', 'functions/$(NEOSET_FUNCTION)/server.ts'],
+    workingDir: '{checkout}',
+    env: { NODE_ENV: 'production', PORT: '8080' },
+  },
+];
+
+export interface ImageTable {
+  /** The entry that runs `reference`, with {checkout} and {node} filled in; undefined when it is not in the table. */
+  lookup(reference: string): ImageEntry | undefined;
+}
+
+/** The table: `extra` entries and NEOSET_IMAGE_TABLE's file first (a user's entry wins), then the defaults. */
+export function createImageTable(extra: ImageTableEntry[] = [], env: NodeJS.ProcessEnv = process.env): ImageTable {
+  const fromFile = env.NEOSET_IMAGE_TABLE ? readTableFile(env.NEOSET_IMAGE_TABLE) : [];
+  const entries = z.array(entrySchema).parse([...extra, ...fromFile, ...DEFAULT_IMAGE_TABLE]).map(fill);
+  const patterns = entries.map((entry) => ({ entry, pattern: globPattern(entry.image) }));
+  return {
+    lookup(reference) {
+      const candidates = [reference, normalizeImage(reference)];
+      return patterns.find(({ pattern }) => candidates.some((c) => pattern.test(c)))?.entry;
+    },
+  };
+}
+
+function readTableFile(path: string): unknown[] {
+  const parsed = z.array(z.unknown()).max(1000).safeParse(JSON.parse(readFileSync(path, 'utf8')));
+  if (!parsed.success) throw new Error(`NEOSET_IMAGE_TABLE=${path}: expected a JSON list of entries`);
+  return parsed.data;
+}
+
+function globPattern(glob: string): RegExp {
+  return new RegExp(`^${glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+}
+
+function fill(entry: ImageEntry): ImageEntry {
+  const sub = (s: string) => s.replaceAll('{checkout}', CHECKOUT).replaceAll('{node}', node24());
+  return {
+    ...entry,
+    entrypoint: entry.entrypoint.map(sub),
+    cmd: entry.cmd.map(sub),
+    workingDir: entry.workingDir === undefined ? undefined : sub(entry.workingDir),
+    env: Object.fromEntries(Object.entries(entry.env).map(([k, v]) => [k, sub(v)])),
+  };
+}

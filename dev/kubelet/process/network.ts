@@ -1,0 +1,204 @@
+// Pod networks as a CNI runtime makes them (CNI spec: the plugin binary named by `type`, the
+// parameters in CNI_* variables, the network configuration on stdin, the result on stdout): a network
+// namespace per pod, `loopback` on lo, then `bridge` with `host-local` IPAM on eth0 — one bridge per
+// node (neoset<N>, gateway 10.244.N.1, which is also how the host reaches pod IPs; the host forwards
+// between the nodes' bridges). No ipMasq: nothing here reaches outside the machine, and masquerade
+// would need iptables. The IP is the one the kubelet already chose for the pod, asked of host-local
+// with CNI_ARGS IP=, so simulated and process pods share one allocation.
+// Everything is named neoset-<N>-… (network namespaces) or neoset<N> (bridges) and its state lives
+// in /run/neoset/neoset<N>/, with the owning process's pid: what a crashed run left is recognised
+// and removed by the next kubelet of any node.
+
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export const STATE_ROOT = '/run/neoset';
+const CNI_VERSION = '1.0.0';
+
+export interface NodeNetwork {
+  bridge: string;
+  /** The node's state directory (pods' files, IPAM, owner). */
+  dir: string;
+  gateway: string;
+  netnsName(uid: string): string;
+  /** Creates the pod's network namespace and runs CNI ADD; idempotent for a namespace that is already wired. */
+  add(uid: string, podIP: string, pod: { namespace: string; name: string }): Promise<void>;
+  /** CNI DEL and the namespace removed; never throws (it is cleanup). */
+  remove(uid: string): Promise<void>;
+  /** Removes the bridge and the node's state (after every pod is removed). */
+  stop(): Promise<void>;
+}
+
+export interface Exec {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a program to completion with `input` on stdin. */
+export function execute(file: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<Exec> {
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], timeout: opts.timeoutMs ?? 30_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.on('error', (err) => resolve({ code: -1, stdout, stderr: err.message }));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.on('error', () => {}).end(opts.input ?? '');
+  });
+}
+
+async function must(file: string, args: string[], opts?: Parameters<typeof execute>[2]): Promise<string> {
+  const r = await execute(file, args, opts);
+  if (r.code !== 0) throw new Error(`${file} ${args.join(' ')}: exit ${r.code}: ${(r.stderr || r.stdout).trim().slice(0, 500)}`);
+  return r.stdout;
+}
+
+const pidAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+async function ownerOf(dir: string): Promise<number | undefined> {
+  const text = await readFile(join(dir, 'owner'), 'utf8').catch(() => '');
+  const pid = Number(text.trim());
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/**
+ * The live owner of neoset<N>, if another: a live process (pid reuse aside), or this process for an
+ * index other than the one being taken (another kubelet of this process). The index being taken and
+ * owned by this process is what an earlier kubelet of this process left without stop().
+ */
+async function ownedElsewhere(index: number, taking: number): Promise<number | undefined> {
+  const pid = await ownerOf(join(STATE_ROOT, `neoset${index}`));
+  if (pid === undefined || !pidAlive(pid)) return undefined;
+  return pid !== process.pid || index !== taking ? pid : undefined;
+}
+
+async function netnsList(): Promise<string[]> {
+  const out = await execute('ip', ['netns', 'list']);
+  return out.stdout.split('\n').map((line) => line.split(' ')[0]).filter((name) => name !== '');
+}
+
+/** Kills what still runs in a network namespace we named, then deletes it (its veth goes with it). */
+async function deleteNetns(name: string): Promise<void> {
+  const pids = (await execute('ip', ['netns', 'pids', name])).stdout.split('\n').map(Number).filter((p) => p > 0);
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
+  await execute('ip', ['netns', 'del', name]);
+}
+
+/**
+ * What runs left behind for node indexes whose owner is gone: their namespaces (and processes),
+ * bridges and state directories. Only names this module gives are looked at.
+ */
+export async function cleanStale(taking: number, log: (msg: string) => void): Promise<void> {
+  const indexes = new Set<number>();
+  const namespaces = await netnsList();
+  for (const ns of namespaces) {
+    const m = /^neoset-(\d+)-[0-9a-f]+$/.exec(ns);
+    if (m) indexes.add(Number(m[1]));
+  }
+  for (const dir of await readdir(STATE_ROOT).catch(() => [])) {
+    const m = /^neoset(\d+)$/.exec(dir);
+    if (m) indexes.add(Number(m[1]));
+  }
+  const links = (await execute('ip', ['-o', 'link', 'show', 'type', 'bridge'])).stdout;
+  for (const m of links.matchAll(/^\d+: neoset(\d+):/gm)) indexes.add(Number(m[1]));
+  for (const index of indexes) {
+    if (await ownedElsewhere(index, taking)) continue;
+    const stale = namespaces.filter((ns) => ns.startsWith(`neoset-${index}-`));
+    for (const ns of stale) await deleteNetns(ns);
+    await execute('ip', ['link', 'del', `neoset${index}`]);
+    await rm(join(STATE_ROOT, `neoset${index}`), { recursive: true, force: true });
+    log(`cleaned what an earlier run left of neoset${index} (${stale.length} network namespaces)`);
+  }
+}
+
+/** The node's network: its bridge is made by the first CNI ADD (the bridge plugin creates it). */
+export async function createNodeNetwork(index: number, cniPath: string, log: (msg: string) => void): Promise<NodeNetwork> {
+  const other = await ownedElsewhere(index, index);
+  if (other) throw new Error(`neoset${index} (10.244.${index}.0/24) belongs to another live kubelet process (pid ${other})`);
+  await cleanStale(index, log);
+  const bridge = `neoset${index}`;
+  const dir = join(STATE_ROOT, bridge);
+  await mkdir(join(dir, 'ipam'), { recursive: true });
+  await writeFile(join(dir, 'owner'), `${process.pid}\n`);
+  const gateway = `10.244.${index}.1`;
+  const bridgeConfig = {
+    cniVersion: CNI_VERSION,
+    name: bridge,
+    type: 'bridge',
+    bridge,
+    isGateway: true,
+    ipMasq: false,
+    hairpinMode: true,
+    ipam: {
+      type: 'host-local',
+      ranges: [[{ subnet: `10.244.${index}.0/24`, gateway }]],
+      routes: [{ dst: '0.0.0.0/0' }],
+      dataDir: join(dir, 'ipam'),
+    },
+  };
+  const loopbackConfig = { cniVersion: CNI_VERSION, name: 'neoset-lo', type: 'loopback' };
+  const netnsName = (uid: string) => `neoset-${index}-${uid.replace(/-/g, '').slice(0, 12)}`;
+  const cni = (command: 'ADD' | 'DEL', config: { type: string }, uid: string, ifname: string, args = '') =>
+    execute(join(cniPath, config.type), [], {
+      input: JSON.stringify(config),
+      env: {
+        PATH: process.env.PATH,
+        CNI_COMMAND: command,
+        CNI_CONTAINERID: uid,
+        CNI_NETNS: `/run/netns/${netnsName(uid)}`,
+        CNI_IFNAME: ifname,
+        CNI_PATH: cniPath,
+        CNI_ARGS: args,
+      },
+    });
+  return {
+    bridge,
+    dir,
+    gateway,
+    netnsName,
+    async add(uid, podIP, pod) {
+      const name = netnsName(uid);
+      if ((await netnsList()).includes(name)) return;
+      await must('ip', ['netns', 'add', name]);
+      try {
+        const args = `IgnoreUnknown=1;K8S_POD_NAMESPACE=${pod.namespace};K8S_POD_NAME=${pod.name};K8S_POD_INFRA_CONTAINER_ID=${uid};IP=${podIP}`;
+        for (const [config, ifname, extra] of [[loopbackConfig, 'lo', ''], [bridgeConfig, 'eth0', args]] as const) {
+          const r = await cni('ADD', config, uid, ifname, extra);
+          if (r.code !== 0) throw new Error(`CNI ADD ${config.type}: ${(r.stdout || r.stderr).trim().slice(0, 500)}`);
+        }
+      } catch (err) {
+        await cni('DEL', bridgeConfig, uid, 'eth0');
+        await deleteNetns(name);
+        throw err;
+      }
+    },
+    async remove(uid) {
+      // DEL in the reverse order of ADD; loopback's DEL is a no-op, and the namespace goes right after.
+      const r = await cni('DEL', bridgeConfig, uid, 'eth0');
+      if (r.code !== 0) log(`CNI DEL ${uid}: ${(r.stdout || r.stderr).trim().slice(0, 300)}`);
+      await deleteNetns(netnsName(uid));
+    },
+    async stop() {
+      for (const ns of (await netnsList()).filter((n) => n.startsWith(`neoset-${index}-`))) await deleteNetns(ns);
+      await execute('ip', ['link', 'del', bridge]);
+      await rm(dir, { recursive: true, force: true });
+      await rmdir(STATE_ROOT).catch(() => {}); // when no other node's state is left in it
+    },
+  };
+}

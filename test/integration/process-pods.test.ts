@@ -1,0 +1,222 @@
+// Process mode of the simulated kubelet on the real control plane: pods whose image is in the image
+// table run as real processes in network namespaces wired by the real CNI plugins (bridge, host-local,
+// loopback): pod IPs the host and other pods reach, env and volumes as kubelet resolves them, real
+// probes, restarts with restartCount and lastState, and nothing left once pods or the kubelet stop.
+
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestNamespace, kubeConfig, type TestNamespace } from '../cluster/harness.ts';
+import { startKubelet, type Kubelet } from '../../dev/kubelet/kubelet.ts';
+import { waitFor } from '../../dev/kubelet/wait-for.ts';
+
+let ns: TestNamespace;
+let namespace: string;
+let kubelet: Kubelet | undefined;
+let subnet: string;
+let staleSleeper: number;
+const core = () => kubeConfig().makeApiClient(CoreV1Api);
+const kubeletLog: string[] = [];
+const ECHO = 'neoset.local/echo-server:1';
+
+const netnsList = () => execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' });
+const index = () => subnet.split('.')[2];
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+// What a crashed run leaves: a namespace with a process in it, a bridge, a state directory whose
+// owner is gone. Index 250: no test cluster has that many nodes.
+function leaveStaleNode(): number {
+  execFileSync('ip', ['netns', 'add', 'neoset-250-0123456789ab']);
+  execFileSync('ip', ['link', 'add', 'neoset250', 'type', 'bridge']);
+  mkdirSync('/run/neoset/neoset250', { recursive: true });
+  writeFileSync('/run/neoset/neoset250/owner', '999999999\n');
+  const sleeper = spawn('ip', ['netns', 'exec', 'neoset-250-0123456789ab', 'sleep', '600'], { detached: true, stdio: 'ignore' });
+  sleeper.unref();
+  return sleeper.pid!;
+}
+
+beforeAll(async () => {
+  staleSleeper = leaveStaleNode();
+  ns = await createTestNamespace('process-pods');
+  namespace = ns.name;
+  kubelet = await startKubelet({
+    kubeConfig: kubeConfig(),
+    nodeName: `proc-${namespace}`,
+    namespace,
+    startDelayMs: 100,
+    readyDelayMs: 200,
+    log: (msg) => kubeletLog.push(msg),
+    processMode: {
+      // A user's entry, as NEOSET_IMAGE_TABLE would add it.
+      imageTable: [{ image: 'neoset.local/echo-server:*', entrypoint: ['{node}', '{checkout}/test/fixtures/process-pods/echo-server.ts'], env: { PORT: '8080' } }],
+      backoffMs: 500,
+    },
+  });
+  const node = await core().readNode({ name: kubelet.nodeName });
+  subnet = node.spec!.podCIDR!.replace(/\.0\/24$/, '');
+  await core().createNamespacedConfigMap({ namespace, body: { metadata: { name: 'cfg' }, data: { greeting: 'hello' } } });
+  await core().createNamespacedSecret({ namespace, body: { metadata: { name: 'sec' }, stringData: { password: 's3cret' } } });
+}, 120_000);
+
+afterAll(async () => {
+  try {
+    await kubelet?.stop();
+    // Nothing confirms deletions once the kubelet is stopped: the pods go at once.
+    const pods = await core().listNamespacedPod({ namespace });
+    await Promise.all(pods.items.map((p) => core().deleteNamespacedPod({ name: p.metadata!.name!, namespace, gracePeriodSeconds: 0 }).catch(() => {})));
+    await ns?.cleanup();
+  } finally {
+    if (process.env.KUBELET_LOG) console.log(kubeletLog.join('\n'));
+  }
+});
+
+function echoPod(name: string, container: Partial<V1Container> = {}, spec: Partial<V1Pod['spec']> = {}): V1Pod {
+  return { metadata: { name, namespace }, spec: { terminationGracePeriodSeconds: 2, containers: [{ name: 'app', image: ECHO, ...container }], ...spec } };
+}
+
+const readPod = (name: string) => core().readNamespacedPod({ name, namespace });
+const ready = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+const running = (name: string) =>
+  waitFor(async () => {
+    const p = await readPod(name);
+    return p.status?.containerStatuses?.[0]?.state?.running && p.status.podIP ? p : undefined;
+  }, { what: `${name} running`, timeoutMs: 20_000 });
+const get = async (ip: string, path: string, init?: RequestInit) => {
+  const r = await fetch(`http://${ip}:8080${path}`, { ...init, signal: AbortSignal.timeout(3000) });
+  return { status: r.status, text: await r.text() };
+};
+
+describe('process-mode kubelet', () => {
+  let a: V1Pod;
+
+  it('removed at its start what a crashed run had left (only names it gives)', () => {
+    expect(netnsList()).not.toContain('neoset-250-');
+    expect(execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' })).not.toContain(': neoset250:');
+    expect(existsSync('/run/neoset/neoset250')).toBe(false);
+    expect(alive(staleSleeper)).toBe(false);
+  });
+
+  it('runs an image-table pod as a process with its own IP, env, volumes and probes', async () => {
+    const pod = echoPod('a', {
+      env: [
+        { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+        { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+        { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+        { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+        { name: 'SA', valueFrom: { fieldRef: { fieldPath: 'spec.serviceAccountName' } } },
+        { name: 'GREETING', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'greeting' } } },
+        { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'sec', key: 'password' } } },
+        { name: 'COMPOSED', value: '$(GREETING)-$(POD_NAME)' },
+      ],
+      volumeMounts: [{ name: 'cfg', mountPath: '/etc/neoset-test/cfg', readOnly: true }],
+      readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1, failureThreshold: 1 },
+      livenessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
+    });
+    pod.spec!.volumes = [{ name: 'cfg', configMap: { name: 'cfg' } }];
+    await core().createNamespacedPod({ namespace, body: pod });
+    a = await running('a');
+    const ip = a.status!.podIP!;
+    expect(ip.startsWith(`${subnet}.`)).toBe(true);
+    expect(netnsList()).toContain(`neoset-${index()}-${a.metadata!.uid!.replace(/-/g, '').slice(0, 12)}`);
+
+    // The host reaches the pod through the node's bridge.
+    expect(await waitFor(() => get(ip, '/healthz').catch(() => undefined), { what: 'a /healthz' })).toEqual({ status: 200, text: 'ok' });
+    const env = JSON.parse((await get(ip, '/env')).text) as Record<string, string>;
+    expect(env).toMatchObject({
+      POD_NAME: 'a',
+      POD_NAMESPACE: namespace,
+      POD_IP: ip,
+      NODE_NAME: kubelet!.nodeName,
+      SA: 'default',
+      GREETING: 'hello',
+      PASSWORD: 's3cret',
+      COMPOSED: 'hello-a',
+      PORT: '8080',
+      HOSTNAME: 'a',
+    });
+    expect(env.KUBECONFIG).toBeUndefined(); // the host's environment is not the container's
+    expect((await get(ip, '/file?path=/etc/neoset-test/cfg/greeting')).text).toBe('hello');
+    expect((await get(ip, '/hostname')).text).toBe('a');
+    const resolv = (await get(ip, '/file?path=/etc/resolv.conf')).text;
+    expect(resolv).toContain(`search ${namespace}.svc.cluster.local svc.cluster.local cluster.local`);
+    expect(resolv).toContain('nameserver 10.96.0.10');
+    expect(resolv).toContain('options ndots:5');
+    // The ServiceAccount admission plugin's projected volume, where client libraries look for it.
+    const token = await get(ip, '/file?path=/var/run/secrets/kubernetes.io/serviceaccount/token');
+    expect(token.text.split('.')).toHaveLength(3);
+    expect((await get(ip, '/file?path=/var/run/secrets/kubernetes.io/serviceaccount/namespace')).text).toBe(namespace);
+
+    // The readiness probe fails until the server says otherwise: not Ready, then Ready.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(ready(await readPod('a'))).toBe('False');
+    expect((await get(ip, '/ready', { method: 'POST' })).text).toBe('true');
+    await waitFor(async () => ready(await readPod('a')) === 'True', { what: 'a Ready', timeoutMs: 10_000 });
+  });
+
+  it('lets a second pod reach the first by its IP', async () => {
+    await core().createNamespacedPod({ namespace, body: echoPod('b') });
+    const b = await running('b');
+    expect(b.status!.podIP).not.toBe(a.status!.podIP);
+    const answer = await waitFor(() => get(b.status!.podIP!, `/fetch?url=http://${a.status!.podIP}:8080/healthz`).catch(() => undefined), { what: 'b → a' });
+    expect(answer).toEqual({ status: 200, text: '200 ok' });
+  });
+
+  it('restarts a container that exits, with restartCount and lastState.terminated', async () => {
+    await core().createNamespacedPod({ namespace, body: echoPod('crash', { args: ['--exit-after', '300', '3'] }) });
+    const pod = await waitFor(async () => {
+      const p = await readPod('crash');
+      const cs = p.status?.containerStatuses?.[0];
+      return (cs?.restartCount ?? 0) >= 2 && cs?.lastState?.terminated ? p : undefined;
+    }, { what: 'crash restarted twice', timeoutMs: 20_000 });
+    const cs = pod.status!.containerStatuses![0];
+    expect(cs.lastState?.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+    expect(pod.status?.phase).toBe('Running');
+  });
+
+  it('keeps simulating images that are not in the table', async () => {
+    await core().createNamespacedPod({ namespace, body: { metadata: { name: 'sim', namespace }, spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] } } });
+    const sim = await waitFor(async () => {
+      const p = await readPod('sim');
+      return ready(p) === 'True' && p;
+    }, { what: 'sim Ready' });
+    expect(sim.status?.podIP?.startsWith(`${subnet}.`)).toBe(true);
+    expect(netnsList()).not.toContain(sim.metadata!.uid!.replace(/-/g, '').slice(0, 12));
+  });
+
+  it('removes the processes and the network namespace of a deleted pod', async () => {
+    const netns = `neoset-${index()}-${a.metadata!.uid!.replace(/-/g, '').slice(0, 12)}`;
+    const pids = execFileSync('ip', ['netns', 'pids', netns], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    expect(pids.length).toBeGreaterThan(0);
+    await core().deleteNamespacedPod({ name: 'a', namespace });
+    await waitFor(async () => {
+      try {
+        await readPod('a');
+        return false;
+      } catch {
+        return true;
+      }
+    }, { what: 'a deleted', timeoutMs: 15_000 });
+    expect(netnsList()).not.toContain(netns);
+    expect(pids.filter(alive)).toEqual([]);
+  });
+
+  it('leaves no process, namespace, bridge or file behind when the kubelet stops', async () => {
+    const before = netnsList().split('\n').filter((n) => n.startsWith(`neoset-${index()}-`));
+    expect(before.length).toBeGreaterThanOrEqual(2); // b and crash
+    const pids = before.flatMap((n) => execFileSync('ip', ['netns', 'pids', n.split(' ')[0]], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number));
+    await kubelet!.stop();
+    kubelet = undefined;
+    expect(netnsList()).not.toContain(`neoset-${index()}-`);
+    expect(execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' })).not.toMatch(new RegExp(`: neoset${index()}:`));
+    expect(existsSync(`/run/neoset/neoset${index()}`)).toBe(false);
+    expect(pids.filter(alive)).toEqual([]);
+  });
+});
