@@ -3,7 +3,7 @@
 // loopback): pod IPs the host and other pods reach, env and volumes as kubelet resolves them, real
 // probes, restarts with restartCount and lastState, and nothing left once pods or the kubelet stop.
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,8 +34,9 @@ const alive = (pid: number) => {
 // What a crashed run leaves: a namespace with a process in it, a bridge, a state directory whose
 // owner is gone. Index 250: no test cluster has that many nodes.
 function leaveStaleNode(): number {
-  execFileSync('ip', ['netns', 'add', 'neoset-250-0123456789ab']);
-  execFileSync('ip', ['link', 'add', 'neoset250', 'type', 'bridge']);
+  // spawnSync: an earlier run that failed may have left them already (which is the point).
+  spawnSync('ip', ['netns', 'add', 'neoset-250-0123456789ab']);
+  spawnSync('ip', ['link', 'add', 'neoset250', 'type', 'bridge']);
   mkdirSync('/run/neoset/neoset250', { recursive: true });
   writeFileSync('/run/neoset/neoset250/owner', '999999999\n');
   const sleeper = spawn('ip', ['netns', 'exec', 'neoset-250-0123456789ab', 'sleep', '600'], { detached: true, stdio: 'ignore' });
@@ -69,6 +70,7 @@ beforeAll(async () => {
 afterAll(async () => {
   try {
     await kubelet?.stop();
+    if (!namespace) return;
     // Nothing confirms deletions once the kubelet is stopped: the pods go at once.
     const pods = await core().listNamespacedPod({ namespace });
     await Promise.all(pods.items.map((p) => core().deleteNamespacedPod({ name: p.metadata!.name!, namespace, gracePeriodSeconds: 0 }).catch(() => {})));
@@ -161,9 +163,16 @@ describe('process-mode kubelet', () => {
     await waitFor(async () => ready(await readPod('a')) === 'True', { what: 'a Ready', timeoutMs: 10_000 });
   });
 
-  it('lets a second pod reach the first by its IP', async () => {
-    await core().createNamespacedPod({ namespace, body: echoPod('b') });
-    const b = await running('b');
+  it('lets a second pod reach the first by its IP (its exec readiness probe asks the first)', async () => {
+    const check = `fetch('http://${a.status!.podIP}:8080/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`;
+    await core().createNamespacedPod({
+      namespace,
+      body: echoPod('b', { readinessProbe: { exec: { command: ['node', '-e', check] }, periodSeconds: 1, timeoutSeconds: 10 } }),
+    });
+    const b = await waitFor(async () => {
+      const p = await readPod('b');
+      return ready(p) === 'True' && p;
+    }, { what: 'b Ready by its exec probe', timeoutMs: 20_000 });
     expect(b.status!.podIP).not.toBe(a.status!.podIP);
     const answer = await waitFor(() => get(b.status!.podIP!, `/fetch?url=http://${a.status!.podIP}:8080/healthz`).catch(() => undefined), { what: 'b → a' });
     expect(answer).toEqual({ status: 200, text: '200 ok' });
