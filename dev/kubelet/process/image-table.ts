@@ -51,11 +51,12 @@ export interface ImageTable {
 export function createImageTable(extra: ImageTableEntry[] = [], env: NodeJS.ProcessEnv = process.env): ImageTable {
   const fromFile = env.NEOSET_IMAGE_TABLE ? readTableFile(env.NEOSET_IMAGE_TABLE) : [];
   const entries = z.array(entrySchema).parse([...extra, ...fromFile, ...DEFAULT_IMAGE_TABLE]).map(fill);
-  const patterns = entries.map((entry) => ({ entry, pattern: globPattern(entry.image) }));
+  // Both sides as written and normalized: `nginx:1.*` matches `docker.io/library/nginx:1.27` too.
+  const patterns = entries.map((entry) => ({ entry, patterns: [globPattern(entry.image), globPattern(normalizeImage(entry.image))] }));
   return {
     lookup(reference) {
       const candidates = [reference, normalizeImage(reference)];
-      return patterns.find(({ pattern }) => candidates.some((c) => pattern.test(c)))?.entry;
+      return patterns.find(({ patterns }) => patterns.some((p) => candidates.some((c) => p.test(c))))?.entry;
     },
   };
 }
