@@ -43,6 +43,5 @@ export const notFound = (message: string) => new NotFoundError(message);
 
 /** kubectl's wording for an answer of the API server; "cannot reach" when there was none. */
 export function describeApiError(err: ApiError): string {
-  const message = err.message.slice(err.message.indexOf(`${err.reason}: `) + err.reason.length + 2);
-  return err.status === 0 ? `error: cannot reach the API server: ${message}` : `Error from server (${err.reason}): ${message}`;
+  return err.status === 0 ? `error: cannot reach the API server: ${err.serverMessage}` : `Error from server (${err.reason}): ${err.serverMessage}`;
 }

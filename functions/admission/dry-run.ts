@@ -22,12 +22,6 @@ export type DryRunPod = (pod: Pod, signal: AbortSignal) => Promise<DryRunResult>
  */
 export const DRY_RUN_TIMEOUT_MS = 5000;
 
-/** The API server's own message, without the client's `VERB path: status reason: ` prefix. */
-function serverMessage(err: ApiError): string {
-  const prefix = `${err.verb} ${err.path}: ${err.status} ${err.reason}: `;
-  return err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
-}
-
 export function classifyDryRunError(err: unknown): DryRunResult {
   if (!(err instanceof ApiError)) return { ok: false, transient: true, message: transientReason(null), detail: (err as Error)?.message ?? String(err) };
   const detail = err.message;
@@ -44,7 +38,7 @@ export function classifyDryRunError(err: unknown): DryRunResult {
   // template either way. Refusing would block every NeoSet write for a webhook that is not ours.
   if (err.status === 400 && /does not support dry run/.test(detail)) {
     // The API server's fixed sentence (webhookerrors.NewDryRunUnsupportedErr), naming the webhook only.
-    const message = cut(serverMessage(err));
+    const message = cut(err.serverMessage);
     return { ok: true, warnings: [`spec.template: not checked by a dry-run pod create (${message}: it declares sideEffects Unknown or Some); the pods may still be refused when they are created`] };
   }
   // Our own RBAC (dry-run needs `create pods`) or credentials: not the template's fault.

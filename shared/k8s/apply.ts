@@ -369,7 +369,7 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
         // node): no retry can change that. Recorded on the pod as the decision said (§4.9), so that
         // every later decision — and the one this write's event brings — sees the rollout Failed.
         if (!(err instanceof ApiError) || !isResizeRefusal(err)) throw err;
-        const refused = { ...action.refused, resizeRefused: err.message.replace(/^[A-Z]+ \S+: \d+ \w+: /, '') };
+        const refused = { ...action.refused, resizeRefused: err.serverMessage };
         const pod = { ...action.pod, resourceVersion: ctx.rv(action.pod), chained: false };
         await patchPod(pod, { metadata: { annotations: { [ANNOTATION_INPLACE_STATE]: JSON.stringify(refused) } } });
       }

@@ -23,9 +23,15 @@ export class ApiError extends Error {
   readonly path: string;
   /** The Status's `details.causes` (field and reason of each invalid value), when it has them. */
   readonly causes: StatusCause[];
+  /**
+   * The API server's own message (the Status's `message`, or why there was no answer), without the
+   * `VERB path: status reason: ` that `message` starts with: what a user, an Event or a pod annotation shows.
+   */
+  readonly serverMessage: string;
   constructor(verb: string, path: string, status: number, reason: string, message: string, causes: StatusCause[] = []) {
     super(`${verb} ${path}: ${status} ${reason}: ${message}`);
     this.name = 'ApiError';
+    this.serverMessage = message;
     this.status = status;
     this.reason = reason;
     this.verb = verb;

@@ -25,7 +25,7 @@ export async function reportFailure(
   },
 ): Promise<void> {
   const reason = action?.kind.startsWith('create') ? 'FailedCreate' : action?.kind.startsWith('delete') ? 'FailedDelete' : 'FailedUpdate';
-  const message = `${action ? describe(action) : 'write'}: ${err.status} ${err.reason}: ${err.message.replace(/^[A-Z]+ \S+: \d+ \w+: /, '')}`;
+  const message = `${action ? describe(action) : 'write'}: ${err.status} ${err.reason}: ${err.serverMessage}`;
   await ctx.event(`${reason}/${action ? describe(action) : ''}/${message}`, { type: 'Warning', reason, message });
   const condition: Condition = {
     type: CONDITION_REPLICA_FAILURE,
