@@ -25,7 +25,7 @@ import { jsonDepth } from '../../shared/admission/json.ts';
 import { DEFAULT_LIMITS, type AdmissionLimits } from '../../shared/admission/limits.ts';
 import { DRY_RUN_TIMEOUT_MS, type DryRunPod } from './dry-run.ts';
 import { createDryRunSlots, type DryRunSlots } from './dry-run-slots.ts';
-import { cut } from './refusal.ts';
+import { cut } from '../../shared/admission/dry-run-refusal.ts';
 import { admissionRequests, registry } from './metrics.ts';
 import {
   AdmissionRequest,
@@ -37,7 +37,7 @@ import {
   type AdmissionResponse,
 } from './review.ts';
 
-export type { DryRunPod, DryRunResult } from './dry-run.ts';
+export type { DryRunPod } from './dry-run.ts';
 
 export interface AdmissionDeps {
   /** Server-side dry-run create of a Pod (apiDryRunPod in production, a stub in tests). */

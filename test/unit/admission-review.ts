@@ -11,7 +11,7 @@ export const silent = pino({ level: 'silent' });
 export const stubDryRun: DryRunPod = async (pod) => {
   const bad = pod.spec.containers.findIndex((c) => !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(String(c.name)));
   if (bad >= 0) {
-    // What classifyDryRunError makes of the API server's 422 (its details.causes), as refusal.ts words it.
+    // What classifyDryRunError makes of the API server's 422 (its details.causes), as shared/admission/dry-run-refusal.ts words it.
     return { ok: false, code: 422, message: `spec.template.spec.containers[${bad}].name: Invalid value: "${pod.spec.containers[bad].name}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'` };
   }
   return { ok: true };

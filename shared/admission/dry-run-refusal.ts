@@ -1,12 +1,20 @@
-// What a NeoSet author is told when the API server refuses the dry-run of ordinal 0's Pod (SPEC §2.3):
-// the field and a short reason, never the API server's whole message. Those messages describe the
+// Which answers of the API server to the dry-run create of ordinal 0's Pod (SPEC §5) are the
+// template's fault, and what a NeoSet author is told of a refusal (SPEC §2.3): the field and a short reason, never the API server's whole message. Those messages describe the
 // namespace as much as the template — which ServiceAccounts exist, the ResourceQuota's usage, which
 // other webhooks and policies run and what they say — and whoever writes a NeoSet need not be allowed
 // to read any of that. What a template author can act on is kept: the field path (mapped from the
 // Pod to the NeoSet) and the validation reason of each invalid value, the PodSecurity level and its
 // violations (both derived from the template alone), the names of unknown fields.
-import type { ApiError, StatusCause } from '../../shared/k8s/client.ts';
-import { joinPath } from '../../shared/core/field-path.ts';
+import { ApiError, type StatusCause } from '../k8s/client.ts';
+import { joinPath } from '../core/field-path.ts';
+
+export type DryRunResult =
+  | { ok: true; warnings?: string[] }
+  /**
+   * message: short, for the user (field and reason). detail: the API server's whole answer, for our
+   * log. transient: the API server could not answer (unreachable, overloaded, timeout, or we lack RBAC).
+   */
+  | { ok: false; message: string; detail?: string; code?: number; transient?: boolean };
 
 /** Each part of a refusal is cut here; a whole refusal at MAX_REFUSAL_CHARS. */
 const MAX_PART_CHARS = 200;
@@ -73,4 +81,30 @@ export function transientReason(err: ApiError | null): string {
   if (err === null) return 'the API server could not be asked';
   if (err.status === 0) return err.reason === 'Aborted' ? 'the API server did not answer in time' : 'the API server is unreachable';
   return `the API server answered ${err.status} ${err.reason}`;
+}
+
+/** What the dry-run's failure says of the template: nothing (ok, maybe a warning), a refusal, or that it could not be checked now. */
+export function classifyDryRunError(err: unknown): DryRunResult {
+  if (!(err instanceof ApiError)) return { ok: false, transient: true, message: transientReason(null), detail: (err as Error)?.message ?? String(err) };
+  const detail = err.message;
+  // The dry-run got past validation and every admission plugin: only the name is taken (an UPDATE
+  // that changed the template, or a leftover pod). The real create happens later, by the controller.
+  if (err.status === 409 && err.reason === 'AlreadyExists') return { ok: true };
+  // A full ResourceQuota says nothing about the template; pods may fit when they are created. The
+  // quota's usage is not ours to repeat.
+  if (err.status === 403 && detail.includes('exceeded quota')) {
+    return { ok: true, warnings: ["pods of this NeoSet do not fit the namespace's ResourceQuota now"] };
+  }
+  // Another pod webhook declares sideEffects Unknown or Some, so the API server refuses every dry-run
+  // it would match (400 "admission webhook ... does not support dry run"): nothing is known about the
+  // template either way. Refusing would block every NeoSet write for a webhook that is not ours.
+  if (err.status === 400 && /does not support dry run/.test(detail)) {
+    // The API server's fixed sentence (webhookerrors.NewDryRunUnsupportedErr), naming the webhook only.
+    const message = cut(err.serverMessage);
+    return { ok: true, warnings: [`spec.template: not checked by a dry-run pod create (${message}: it declares sideEffects Unknown or Some); the pods may still be refused when they are created`] };
+  }
+  // Our own RBAC (dry-run needs `create pods`) or credentials: not the template's fault.
+  const ours = err.status === 401 || (err.status === 403 && /cannot create resource/.test(detail));
+  if (err.isTransient || ours || err.status === 408) return { ok: false, transient: true, message: transientReason(err), detail };
+  return { ok: false, code: err.status, message: refusalReason(err), detail };
 }
