@@ -20,7 +20,7 @@ import { createKubeClient } from '../shared/k8s/client.ts';
 import { startControlPlane } from '../dev/cluster/control-plane.ts';
 import { installCrds } from '../dev/cluster/crd.ts';
 import { resourceEvent, startPump, toBinaryRequest, type PumpEvent } from '../dev/bridge/pump.ts';
-import type { KubeObject } from '../dev/bridge/resilient-watch.ts';
+import type { KubeObject } from '../shared/k8s/watch.ts';
 import { startFunction } from '../dev/functions.ts';
 import { startKubelet } from '../dev/kubelet/kubelet.ts';
 import { fixed, quantile, table } from './lib/stats.ts';

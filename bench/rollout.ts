@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKubeClient, type KubeClient } from '../shared/k8s/client.ts';
 import { startControllerManager } from '../dev/cluster/controller-manager.ts';
-import { resilientWatch } from '../dev/bridge/resilient-watch.ts';
+import { resilientWatch } from '../shared/k8s/watch.ts';
 import { startKubelet, type Kubelet } from '../dev/kubelet/kubelet.ts';
 import { startDevStack, type DevStack } from '../dev/stack.ts';
 import { allRequests, installFlowSchemas, NEOSET_FUNCTIONS, requestsOf, scrape, STATEFULSET_CONTROLLER, type Requests } from './lib/api-metrics.ts';

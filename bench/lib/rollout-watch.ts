@@ -7,7 +7,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ANNOTATION_INPLACE_STATE } from '../../shared/api/names.ts';
 import { normalizeImage } from '../../dev/kubelet/image.ts';
-import { resilientWatch, type KubeObject } from '../../dev/bridge/resilient-watch.ts';
+import { resilientWatch, type KubeObject } from '../../shared/k8s/watch.ts';
 import { quantile } from './stats.ts';
 
 interface WirePod extends KubeObject {

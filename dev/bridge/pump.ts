@@ -12,7 +12,7 @@ import { API_VERSION, LABEL_NEOSET_NAME, PLURAL } from '../../shared/api/names.t
 import { DEFAULT_RESYNC_SOURCE, PING_TYPE } from '../../shared/events/target.ts';
 import { BROKER_DELIVERY, CONTAINER_CONCURRENCY, deliver, type DeliverySpec, type FetchLike } from './delivery.ts';
 import { createLimiter, type Limiter } from './limiter.ts';
-import { resilientWatch, type KubeObject, type ResilientWatch, type WatchEventType } from './resilient-watch.ts';
+import { resilientWatch, type KubeObject, type ResilientWatch, type WatchEventType } from '../../shared/k8s/watch.ts';
 
 export type { DeliverySpec, FetchLike } from './delivery.ts';
 

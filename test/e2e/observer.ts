@@ -6,7 +6,7 @@ import { API_VERSION, LABEL_NEOSET_NAME, PLURAL } from '../../shared/api/names.t
 import { NeoSet } from '../../shared/api/neoset.ts';
 import { checkInvariants } from '../oracle/index.ts';
 import type { Pod } from '../../shared/core/objects.ts';
-import { resilientWatch, type KubeObject } from '../../dev/bridge/resilient-watch.ts';
+import { resilientWatch, type KubeObject } from '../../shared/k8s/watch.ts';
 
 export interface ObservedViolation {
   at: string;

@@ -13,7 +13,7 @@ import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY } from '../../shared/
 import type { Pod } from '../../shared/core/objects.ts';
 import { createKubeClient } from '../../shared/k8s/client.ts';
 import { resourceEvent, toBinaryRequest } from '../../dev/bridge/pump.ts';
-import type { KubeObject } from '../../dev/bridge/resilient-watch.ts';
+import type { KubeObject } from '../../shared/k8s/watch.ts';
 import { neosetManifest, paths, startStack, type Stack } from '../e2e/stack.ts';
 import { applyNeoSet, imageOf, setImage, settledOn, untilStatus } from '../e2e/helpers.ts';
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createKubeClient } from '../../shared/k8s/client.ts';
 import { createTestNamespace, kubeConfig, type TestNamespace } from '../cluster/harness.ts';
 import { poll } from '../../dev/cluster/wait.ts';
-import { resilientWatch, type WatchEventType } from '../../dev/bridge/resilient-watch.ts';
+import { resilientWatch, type WatchEventType } from '../../shared/k8s/watch.ts';
 
 let ns: TestNamespace;
 beforeAll(async () => {
