@@ -257,16 +257,8 @@ export const NeoSetSpec = z.object({
   lifecycle: Lifecycle.optional(),
 });
 
+/** In the seed's order: a phase's index is its number in the neoset_phase gauge (SPEC §4.8), 0 = Idle … 5 = Failed. */
 export const Phase = z.enum(['Idle', 'Canary', 'RollingOut', 'Paused', 'Completed', 'Failed']);
-/** The seed's numbering, exported as the neoset_phase gauge (SPEC §4.8). */
-export const PHASE_NUMBER: Record<z.infer<typeof Phase>, number> = {
-  Idle: 0,
-  Canary: 1,
-  RollingOut: 2,
-  Paused: 3,
-  Completed: 4,
-  Failed: 5,
-};
 
 export const ConditionType = z.enum(['Available', 'Progressing', 'Paused', 'ReadyForUpgrade']);
 

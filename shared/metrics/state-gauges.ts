@@ -5,12 +5,10 @@
 // (namespace, neoset).
 import type { Hono } from 'hono';
 import { Gauge, Registry } from 'prom-client';
+import { Phase } from '../api/neoset.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import { paths } from '../k8s/paths.ts';
 import { registry as instanceRegistry } from './registry.ts';
-
-/** The seed's numbering: neoset_phase 0 = Idle … 5 = Failed. */
-export const PHASES = ['Idle', 'Canary', 'RollingOut', 'Paused', 'Completed', 'Failed'] as const;
 
 /** A scrape waits at most this long for the LIST (Prometheus' default scrape timeout is 10 s). */
 export const LIST_TIMEOUT_MS = 5000;
@@ -101,8 +99,9 @@ export function createStateGauges(client: KubeClient, opts: StateGaugeOptions = 
   gauge('neoset_replicas', `Desired pods (spec.replicas), read from the API at scrape time${FRESHNESS}.`, (n) => n.spec?.replicas ?? 1);
   gauge('neoset_ready_replicas', `Ready pods (status.readyReplicas), read from the API at scrape time${FRESHNESS}.`, (n) => n.status?.readyReplicas ?? 0);
   gauge('neoset_updated_replicas', `Pods on the update revision (status.updatedReplicas), read from the API at scrape time${FRESHNESS}.`, (n) => n.status?.updatedReplicas ?? 0);
-  gauge('neoset_phase', `Rollout phase (status.phase): ${PHASES.map((p, i) => `${i}=${p}`).join(', ')}. No series before the first status.`, (n) => {
-    const i = PHASES.indexOf(n.status?.phase as (typeof PHASES)[number]);
+  gauge('neoset_phase', `Rollout phase (status.phase): ${Phase.options.map((p, i) => `${i}=${p}`).join(', ')}. No series before the first status.`, (n) => {
+    // The numbering is the enum's order (shared/api/neoset.ts).
+    const i = Phase.options.indexOf(n.status?.phase as Phase);
     return i >= 0 ? i : undefined;
   });
   gauge('neoset_canary_step', 'The automated canary step running now (status.canary.stepIndex; the number of steps when done). No series without steps.', (n) => n.status?.canary?.stepIndex);
