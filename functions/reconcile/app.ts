@@ -34,7 +34,7 @@ export const CONFLICT_RECHECK_MS = 250;
 export const SWEEP_PARALLELISM = 8;
 
 /** What one event's answer rests on, for one NeoSet it names (SPEC §2.0; times are performance.now()). */
-export interface Covered {
+export interface EventCoverage {
   eventId: string;
   neoset: string;
   /** When the event reached the handler. */
@@ -51,7 +51,7 @@ export interface ReconcileDeps {
   /** Schedules a re-check; default an unref'd timer (losing it is harmless: resync covers it). */
   recheck?: (key: NeoSetKey, delayMs: number) => void;
   /** Told, per event and NeoSet, which reconcile answered it (for tests and measurements). */
-  onCovered?: (covered: Covered) => void;
+  onCovered?: (covered: EventCoverage) => void;
   /** Where lifecycle state changes go (SPEC §4.10); default $K_SINK when set. */
   sink?: LifecycleSink;
   /** The Prometheus addresses a canary analysis may query (NEOSET_ANALYSIS_ADDRESSES, SPEC §2.3); default none. */

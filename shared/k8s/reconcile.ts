@@ -13,7 +13,7 @@ import { applyPlan, writtenBefore } from './apply.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
 import { measure } from './prometheus-query.ts';
-import { InvalidNeoSetError, listNeoSets, readSnapshot } from './snapshot-reader.ts';
+import { InvalidNeoSetError, listNeoSetKeys, readSnapshot } from './snapshot-reader.ts';
 
 export interface NeoSetKey {
   namespace: string;
@@ -42,7 +42,7 @@ export async function neosetsOf(client: KubeClient, target: Target): Promise<Neo
     case 'ignore':
       return [];
     case 'all':
-      return listNeoSets(client);
+      return listNeoSetKeys(client);
     case 'neoset':
       return [{ namespace: target.namespace, name: target.name }];
     case 'pod': {
@@ -55,7 +55,7 @@ export async function neosetsOf(client: KubeClient, target: Target): Promise<Neo
       if (label) return [{ namespace: target.namespace, name: label }];
       if (pod) return [];
       // The pod is gone (Reference-mode delete): its NeoSet is the one whose name + "-<ordinal>" it had.
-      const all = await listNeoSets(client, target.namespace);
+      const all = await listNeoSetKeys(client, target.namespace);
       return all.filter((n) => new RegExp(`^${escape(n.name)}-\\d+$`).test(target.name));
     }
   }

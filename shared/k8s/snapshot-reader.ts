@@ -121,7 +121,7 @@ async function listNotOlderThan<T>(client: KubeClient, path: string, labelSelect
 }
 
 /** Every NeoSet in the cluster (namespace undefined) or one namespace, as [namespace, name] pairs. */
-export async function listNeoSets(client: KubeClient, namespace?: string): Promise<{ namespace: string; name: string }[]> {
+export async function listNeoSetKeys(client: KubeClient, namespace?: string): Promise<{ namespace: string; name: string }[]> {
   const list = await client.request<List<{ metadata: ObjectMeta }>>('GET', paths.neosets(namespace));
   return list.items.map((o) => ({ namespace: o.metadata.namespace ?? namespace ?? 'default', name: o.metadata.name }));
 }

@@ -4,7 +4,7 @@
 // event is answered — empty 200 — only after a reconcile that started after it was sent has finished.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { createApp as createReconcile, type Covered } from '../../functions/reconcile/app.ts';
+import { createApp as createReconcile, type EventCoverage } from '../../functions/reconcile/app.ts';
 import { createKubeClient, type KubeClient } from '../../shared/k8s/client.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { resourceEvent, toBinaryRequest } from '../../dev/bridge/pump.ts';
@@ -35,7 +35,7 @@ describe('one reconcile instance coalesces a burst of events for one NeoSet', ()
         return inner.request(verb, path, opts);
       },
     };
-    const covered = new Map<string, Covered>();
+    const covered = new Map<string, EventCoverage>();
     const app = createReconcile({ client: counting, logger: pino({ level: 'silent' }), recheck: () => {}, onCovered: (c) => covered.set(c.eventId, c) });
 
     const server = stack.kc.getCurrentCluster()!.server;
