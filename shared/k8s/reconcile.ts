@@ -2,6 +2,7 @@
 // points at, then for each read → decide → apply. Nothing is kept between invocations (SPEC §2).
 import { LABEL_NEOSET_NAME } from '../api/names.ts';
 import type { Pod } from '../core/objects.ts';
+import { parseOrdinal } from '../core/pods/identity.ts';
 import type { Plan } from '../core/plan.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import type { Target } from '../events/target.ts';
@@ -56,12 +57,10 @@ export async function neosetsOf(client: KubeClient, target: Target): Promise<Neo
       if (pod) return [];
       // The pod is gone (Reference-mode delete): its NeoSet is the one whose name + "-<ordinal>" it had.
       const all = await listNeoSetKeys(client, target.namespace);
-      return all.filter((n) => new RegExp(`^${escape(n.name)}-\\d+$`).test(target.name));
+      return all.filter((n) => parseOrdinal(n.name, target.name) !== null);
     }
   }
 }
-
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export interface ReconcileOptions {
   now?: () => Date;

@@ -192,12 +192,11 @@ function historyView(n: NeoSetObject, revisions: RevisionObject[], colours: Map<
 
 /** Events about the NeoSet and its pods (by name: a deleted pod's Events still belong to the story). */
 function eventsOf(events: EventObject[], n: NeoSetObject): EventView[] {
-  const podName = new RegExp(`^${n.metadata.name.replaceAll('.', '\\.')}-\\d+$`);
   return events
     .filter((e) => {
       const o = e.involvedObject;
       if (!o || (o.namespace ?? e.metadata.namespace) !== n.metadata.namespace) return false;
-      return o.kind === 'NeoSet' ? o.name === n.metadata.name : podName.test(o.name ?? '');
+      return o.kind === 'NeoSet' ? o.name === n.metadata.name : parseOrdinal(n.metadata.name, o.name ?? '') !== null;
     })
     .slice(0, RECENT_EVENTS)
     .map((e) => ({
