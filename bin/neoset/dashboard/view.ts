@@ -1,14 +1,13 @@
 // What the page shows, computed from the watched objects: a pure function of the store's contents,
 // so the page is dumb (it draws) and every rule about what a pod's state means is tested here.
-import { ANNOTATION_CHANGE_CAUSE, ANNOTATION_INPLACE_STATE, KIND, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../../../shared/api/names.ts';
+import { ANNOTATION_CHANGE_CAUSE, ANNOTATION_INPLACE_STATE, KIND, LABEL_LIFECYCLE_STATE, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../../../shared/api/names.ts';
 import type { NeoSet, PodTemplateSpec } from '../../../shared/api/neoset.ts';
-import { parseInPlaceState, parseOrdinal } from '../../../shared/core/index.ts';
+import { isReady, parseInPlaceState, parseOrdinal } from '../../../shared/core/index.ts';
+import type { Pod } from '../../../shared/core/objects.ts';
 import { imagesOf, previousRevision } from '../revisions.ts';
 import { eventTime } from './store.ts';
 import type { Condition, EventObject, Meta, NeoSetObject, PodObject, RevisionObject } from './wire.ts';
 
-/** SPEC §4.10: the update-hook state a pod of a NeoSet with spec.lifecycle carries. */
-const LABEL_LIFECYCLE_STATE = 'neoset.neo.io/lifecycle-state';
 const RECENT_EVENTS = 25;
 
 export interface NeoSetSummary {
@@ -163,8 +162,10 @@ function podView(p: PodObject, n: NeoSetObject, revisions: RevisionObject[], col
     colour: revision === undefined ? undefined : colours.get(revision),
     image: p.spec?.containers?.[0]?.image ?? '',
     podPhase: p.status?.phase ?? 'Pending',
-    ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    // The wire pod may lack a spec; Ready is read from its status only.
+    ready: isReady(p as Pod),
     inPlace: parseInPlaceState(p.metadata.annotations?.[ANNOTATION_INPLACE_STATE])?.phase,
+    // SPEC §4.10: the update-hook state a pod of a NeoSet with spec.lifecycle carries.
     hook: p.metadata.labels?.[LABEL_LIFECYCLE_STATE],
     restarts: statuses.reduce((sum, c) => sum + (c.restartCount ?? 0), 0),
     waiting: statuses.map((c) => c.state?.waiting?.reason).find(Boolean),
