@@ -3,7 +3,8 @@
 // rollout can fail (phase Failed), a pod is in flight while it is in currentUpdatePods, and without a
 // partition the rollout is complete when currentRevision has caught up with updateRevision (SPEC §4.2).
 import type { NeoSet } from '../../shared/api/neoset.ts';
-import { formatDuration, parseDuration } from '../../shared/core/duration.ts';
+import { canaryPosition, pauseEnd } from '../../shared/core/canary/position.ts';
+import { formatDuration } from '../../shared/core/duration.ts';
 
 export interface RolloutStatus {
   state: 'waiting' | 'done' | 'failed';
@@ -21,7 +22,7 @@ export function rolloutStatus(neoset: NeoSet, now: number = Date.now()): Rollout
   if (observed === 0 || (neoset.metadata.generation ?? 0) > observed) {
     return waiting('Waiting for neoset spec update to be observed...');
   }
-  const step = canaryStep(neoset, now);
+  const step = canaryStepMessage(neoset, now);
   if (step !== null) return waiting(step);
   const replicas = spec.replicas;
   const ready = status.readyReplicas ?? 0;
@@ -49,15 +50,16 @@ const waiting = (message: string): RolloutStatus => ({ state: 'waiting', message
  * §4.11: where the canary steps are, while some remain — `step 2/5: paused for 7m12s more` — and the
  * last analysis result; null without steps or once they are done.
  */
-export function canaryStep(neoset: NeoSet, now: number): string | null {
+export function canaryStepMessage(neoset: NeoSet, now: number): string | null {
   const steps = neoset.spec.updateStrategy.canary?.steps ?? [];
   const c = neoset.status?.canary;
-  if (steps.length === 0 || !c || c.revision !== neoset.status?.updateRevision || c.stepIndex >= steps.length) return null;
-  const step = steps[c.stepIndex];
-  const of = `step ${c.stepIndex + 1}/${steps.length}`;
+  const at = canaryPosition(steps.length, c, neoset.status?.updateRevision);
+  if (!c || !at?.running) return null;
+  const step = steps[at.index];
+  const of = `step ${at.index + 1}/${at.count}`;
   let what: string;
   if (step.pause?.duration !== undefined) {
-    const left = Math.max(0, Date.parse(c.stepStartedAt) + (parseDuration(step.pause.duration) ?? 0) - now);
+    const left = Math.max(0, pauseEnd(step, c.stepStartedAt) - now);
     what = `${of}: paused for ${formatDuration(Math.ceil(left / 1000) * 1000)} more`;
   } else if (step.pause) {
     what = `${of}: paused until kubectl neoset rollout promote`;

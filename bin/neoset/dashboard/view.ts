@@ -2,6 +2,7 @@
 // so the page is dumb (it draws) and every rule about what a pod's state means is tested here.
 import { ANNOTATION_CHANGE_CAUSE, ANNOTATION_INPLACE_STATE, KIND, LABEL_LIFECYCLE_STATE, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../../../shared/api/names.ts';
 import type { NeoSet, PodTemplateSpec } from '../../../shared/api/neoset.ts';
+import { canaryPosition } from '../../../shared/core/canary/position.ts';
 import { isReady, parseInPlaceState, parseOrdinal } from '../../../shared/core/index.ts';
 import type { Pod } from '../../../shared/core/objects.ts';
 import { imagesOf, previousRevision } from '../revisions.ts';
@@ -107,11 +108,12 @@ function summary(n: NeoSetObject): NeoSetSummary {
   };
 }
 
+/** The step status.canary last reported, whether or not the steps run now (SPEC §4.11). */
 function canaryStep(n: NeoSetObject): string | undefined {
-  const step = n.status?.canary?.stepIndex;
-  if (typeof step !== 'number') return undefined;
-  const steps = n.spec?.updateStrategy?.canary?.steps?.length;
-  return steps ? `step ${step + 1} of ${steps}` : `step ${step + 1}`;
+  const stepIndex = n.status?.canary?.stepIndex;
+  const reported = typeof stepIndex === 'number' ? { stepIndex, revision: n.status?.canary?.revision } : undefined;
+  const at = canaryPosition(n.spec?.updateStrategy?.canary?.steps?.length ?? 0, reported, n.status?.updateRevision);
+  return at ? `step ${at.index + 1} of ${at.count}` : undefined;
 }
 
 /** Owned by this NeoSet: by its controller reference when there is one (not a namesake's, after a re-create). */

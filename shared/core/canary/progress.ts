@@ -15,6 +15,7 @@ import { isReady, podCondition } from '../pods/conditions.ts';
 import type { Action } from '../plan.ts';
 import type { AnalysisMeasurement } from '../snapshot.ts';
 import { rfc3339, toMs } from '../time.ts';
+import { pauseEnd } from './position.ts';
 import { restartsSinceUpdate } from './restarts.ts';
 import { holds, parseSuccessCondition, partitionAt, pauseMs } from './steps.ts';
 import type { PodView } from '../observed.ts';
@@ -98,7 +99,7 @@ export function canaryProgress(f: CanaryFacts): CanaryProgress {
       break;
     }
     if (step.pause) {
-      const end = toMs(c.stepStartedAt) + (pauseMs(step) ?? 0);
+      const end = pauseEnd(step, c.stepStartedAt);
       if (f.nowMs < end) {
         result.wakeAt = Math.min(result.wakeAt ?? Infinity, end);
         break;
