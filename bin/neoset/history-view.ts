@@ -3,7 +3,8 @@ import { stringify } from 'yaml';
 import type { NeoSet } from '../../shared/api/neoset.ts';
 import type { ControllerRevision } from '../../shared/core/objects.ts';
 import { ref } from './neosets.ts';
-import { changeCauseOf, imagesOf, templateOf } from './revisions.ts';
+import { changeCauseOf, templateOf } from '../../shared/core/revisions/rollback.ts';
+import { imagesOf } from './revisions.ts';
 import { formatTable } from './table.ts';
 
 /** "current" (status.currentRevision, the stable one) and/or "update" (status.updateRevision, spec.template's). */

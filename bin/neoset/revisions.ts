@@ -1,47 +1,8 @@
-// ControllerRevision history as the plugin reads it (SPEC §4.2): each revision stores a pod template
-// in `.data.spec.template`, a `.revision` number (higher is newer; a rollback renumbers the reused
-// revision to the highest) and the change-cause copied from the NeoSet when it was created.
-import type { NeoSet, PodTemplateSpec } from '../../shared/api/neoset.ts';
-import type { ControllerRevision } from '../../shared/core/objects.ts';
-import { sameJson } from '../../shared/core/index.ts';
-
-import { ANNOTATION_CHANGE_CAUSE as CHANGE_CAUSE } from '../../shared/api/names.ts';
-
-export { CHANGE_CAUSE };
-
-export const templateOf = (r: ControllerRevision) => r.data.spec.template as PodTemplateSpec;
-export const changeCauseOf = (r: ControllerRevision) => r.metadata.annotations?.[CHANGE_CAUSE];
+// How the plugin prints a revision's pod template (rollout history, undo, the dashboard). What undo
+// goes back to and the patch it writes are the core's (shared/core/revisions/rollback.ts, SPEC §4.7).
+import type { PodTemplateSpec } from '../../shared/api/neoset.ts';
 
 /** name=image for every container, as `kubectl set image` spells them. */
 export function imagesOf(template: PodTemplateSpec): string {
   return template.spec.containers.map((c) => `${c.name}=${c.image}`).join(',');
-}
-
-/** The newest revision whose template differs from the NeoSet's spec.template: what "undo" goes back to. */
-export function previousRevision(neoset: NeoSet, revisions: ControllerRevision[]): ControllerRevision | undefined {
-  return revisions.filter((r) => !sameJson(templateOf(r), neoset.spec.template)).sort((a, b) => b.revision - a.revision)[0];
-}
-
-/** A JSON-pointer token: '/' and '~' escaped (RFC 6901). */
-const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
-
-/**
- * The JSON patch that rolls the NeoSet back to `revision`: replaces spec.template whole (a merge patch
- * would keep keys the old template lacks) and sets the change-cause annotation to the revision's —
- * as `kubectl rollout undo` does for a Deployment — guarded by the resourceVersion it was read at.
- */
-export function undoPatch(neoset: NeoSet, revision: ControllerRevision): object[] {
-  const ops: object[] = [
-    // Not a `test` op: the API server answers a failed one with a bare 422. A resourceVersion in the
-    // patched object makes the update conditional on it instead: 409 Conflict when stale.
-    { op: 'replace', path: '/metadata/resourceVersion', value: neoset.metadata.resourceVersion },
-    { op: 'replace', path: '/spec/template', value: templateOf(revision) },
-  ];
-  const cause = changeCauseOf(revision);
-  const annotations = neoset.metadata.annotations;
-  const path = `/metadata/annotations/${pointer(CHANGE_CAUSE)}`;
-  if (cause !== undefined && annotations === undefined) ops.push({ op: 'add', path: '/metadata/annotations', value: { [CHANGE_CAUSE]: cause } });
-  else if (cause !== undefined) ops.push({ op: 'add', path, value: cause });
-  else if (annotations?.[CHANGE_CAUSE] !== undefined) ops.push({ op: 'remove', path });
-  return ops;
 }

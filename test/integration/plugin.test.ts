@@ -7,8 +7,8 @@ import { kubeconfigPath, run as runCommand } from '../cluster/harness.ts';
 import { applyNeoSet, identities, imageOf, patchNeoSet, settledOn, untilStatus } from '../e2e/helpers.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
 import { listRevisions, readNeoSet } from '../../bin/neoset/neosets.ts';
-import { promotePatch } from '../../bin/neoset/promotion.ts';
-import { undoPatch } from '../../bin/neoset/revisions.ts';
+import { undoPatch } from '../../shared/core/revisions/rollback.ts';
+import { promotePatch } from '../../shared/core/update/promotion.ts';
 import { writeNeoSet } from '../../bin/neoset/write.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin');

@@ -1,7 +1,7 @@
 // What `rollout status` says at each point of the seeds' walkthrough, and `rollout promote`'s steps.
 import { describe, expect, it } from 'vitest';
 import { rolloutStatus } from '../../bin/neoset/rollout-status.ts';
-import { promotion } from '../../bin/neoset/promotion.ts';
+import { promotion } from '../../shared/core/update/promotion.ts';
 import type { Condition } from '../../shared/api/neoset.ts';
 import { neoset } from './plugin-fixtures.ts';
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatNeoSets } from '../../bin/neoset/get-view.ts';
 import { formatHistory, formatRevision } from '../../bin/neoset/history-view.ts';
-import { previousRevision, undoPatch } from '../../bin/neoset/revisions.ts';
+import { previousRevision, undoPatch } from '../../shared/core/revisions/rollback.ts';
 import { formatTable, humanDuration } from '../../bin/neoset/table.ts';
 import { neoset, revision, template } from './plugin-fixtures.ts';
 

@@ -1,6 +1,6 @@
 import type { Cluster } from '../cluster.ts';
 import { readNeoSet, ref } from '../neosets.ts';
-import { promotePatch, promotion } from '../promotion.ts';
+import { promotePatch, promotion } from '../../../shared/core/update/promotion.ts';
 import { writeNeoSet } from '../write.ts';
 import { canary, hasSteps } from './canary.ts';
 

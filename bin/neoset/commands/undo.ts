@@ -3,7 +3,8 @@ import { notFound } from '../errors.ts';
 import { listRevisions, readNeoSet, ref } from '../neosets.ts';
 import { writeNeoSet } from '../write.ts';
 import { sameJson } from '../../../shared/core/index.ts';
-import { imagesOf, previousRevision, templateOf, undoPatch } from '../revisions.ts';
+import { previousRevision, templateOf, undoPatch } from '../../../shared/core/revisions/rollback.ts';
+import { imagesOf } from '../revisions.ts';
 
 /**
  * SPEC §4.7: copy the revision's template into spec.template; the controller does the rest.

@@ -5,7 +5,8 @@ import type { NeoSet, PodTemplateSpec } from '../../../shared/api/neoset.ts';
 import { canaryPosition } from '../../../shared/core/canary/position.ts';
 import { isReady, parseInPlaceState, parseOrdinal } from '../../../shared/core/index.ts';
 import type { Pod } from '../../../shared/core/objects.ts';
-import { imagesOf, previousRevision } from '../revisions.ts';
+import { previousRevision } from '../../../shared/core/revisions/rollback.ts';
+import { imagesOf } from '../revisions.ts';
 import { eventTime } from './store.ts';
 import type { Condition, EventObject, Meta, NeoSetObject, PodObject, RevisionObject } from './wire.ts';
 

@@ -1,8 +1,9 @@
-// The arithmetic of `rollout promote`: the next canary step lowers the partition by one batch —
-// maxUnavailable pods, resolved exactly as the controller resolves its budget (SPEC §4.4) — and
-// clears pause.
-import type { NeoSet } from '../../shared/api/neoset.ts';
-import { resolveMaxUnavailable } from '../../shared/core/index.ts';
+// The arithmetic of `kubectl neoset rollout promote` on a NeoSet without canary steps (the partition
+// as a manual canary, SPEC §4.4): the next step lowers the partition by one batch — maxUnavailable
+// pods, resolved exactly as the decision resolves its budget — and clears pause. With canary steps,
+// promote moves the steps instead (canary/commands.ts).
+import type { NeoSet } from '../../api/neoset.ts';
+import { resolveMaxUnavailable } from './budget.ts';
 
 export interface Promotion {
   from: number;
