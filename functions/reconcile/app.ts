@@ -2,30 +2,17 @@
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { AnalysisAddresses } from '../../shared/core/canary/addresses.ts';
-import { decide, type Duties } from '../../shared/core/decide.ts';
-import type { Pod } from '../../shared/core/objects.ts';
-import { neosetEventCanSkip, podEventCanSkip } from '../../shared/core/event-relevance.ts';
-import type { NeoSet } from '../../shared/api/neoset.ts';
+import { decide } from '../../shared/core/decide.ts';
 import { handledFromBirth } from '../../shared/handled.ts';
 import { createEventApp } from '../../shared/http/event-app.ts';
 import { sinkFromEnv, type LifecycleSink } from '../../shared/events/lifecycle-sink.ts';
-import type { ParsedEvent } from '../../shared/events/target.ts';
+import { eventAsk, mergeAsks, RECHECK_ASK, recheckDelayMs, type Ask } from '../../shared/events/reconcile-dispatch.ts';
 import { createLogger } from '../../shared/http/logger.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { createCoalescer, mapBounded } from '../../shared/k8s/coalesce.ts';
 import { neosetsOf, reconcileOne, type NeoSetKey, type Outcome } from '../../shared/k8s/reconcile.ts';
-import { isComparable, newest } from '../../shared/k8s/resource-version.ts';
 import { eventWait } from '../../shared/metrics/registry.ts';
 import { mountStateGauges } from '../../shared/metrics/state-gauges.ts';
-
-/** A short requeueAfter is served by a bounded in-process re-check; longer ones by the resync tick. */
-export const MAX_SELF_RECHECK_SECONDS = 30;
-
-/**
- * A decision that lost a race (409) looks again this soon: the write it lost to may have been one whose
- * event reconcile leaves alone (a kubelet status write on a pod mid-update, shared/core/event-relevance.ts).
- */
-export const CONFLICT_RECHECK_MS = 250;
 
 /**
  * NeoSets reconciled at once by one event (a resync tick names them all): enough to keep a sweep of
@@ -58,50 +45,23 @@ export interface ReconcileDeps {
   analysisAddresses?: AnalysisAddresses;
 }
 
-interface Ask {
-  duties: Duties;
-  seen?: string;
-}
-
-/**
- * The event's Pod's resourceVersion, when it is a comparable one (a replayed or hand-written event may
- * carry anything). The reader compares its pod list with it and never asks the API server for it: a
- * forged 999999999999 costs one consistent list, not a 3 s wait (snapshot-reader.ts).
- */
-function resourceVersionOf(object: unknown): string | undefined {
-  const version = (object as Pod | null)?.metadata?.resourceVersion;
-  return typeof version === 'string' && isComparable(version) ? version : undefined;
-}
-
-function skipReason(event: ParsedEvent): string | null {
-  if (event.object === null || !event.type.endsWith('.update')) return null;
-  if (event.target.kind === 'pod') return podEventCanSkip(event.object as Pod);
-  if (event.target.kind === 'neoset') return neosetEventCanSkip(event.object as NeoSet);
-  return null;
-}
-
 export function createApp(deps: ReconcileDeps): Hono {
   const now = deps.now ?? (() => new Date());
   const log = deps.logger ?? createLogger('reconcile');
   const sink = deps.sink ?? sinkFromEnv((err, e) => log.warn({ pod: `${e.namespace}/${e.pod.metadata?.name}`, state: e.state, error: err.message }, 'lifecycle event not delivered to K_SINK'));
   // One table per app instance (STYLE §6): at most one reconcile per NeoSet at a time, and the events
-  // that arrive meanwhile share one follow-up. A Pod event also reaches the readiness function, whose
-  // duties it then leaves alone (§2.2); a follow-up covering any NeoSet event or re-check does them all.
-  // What the events a run covers ask of it: the duties, and the newest Pod they showed (its lists must
-  // not be older: snapshot-reader.ts).
+  // that arrive meanwhile share one follow-up, which does what any of them asked (reconcile-dispatch.ts).
   // A run ends, and the NeoSet's next may start, once its writes have landed; its Events may still be
   // in flight (`tail`): each event covered waits for them before it is answered.
   // A tail is awaited only after the run returns: handled from birth (shared/handled.ts).
   const coalescer = createCoalescer<Ask, { outcome: Outcome; tail: Promise<unknown> }>({
-    merge: (a, b) => ({ duties: a.duties === 'all' || b.duties === 'all' ? 'all' : 'reconcile', seen: b.seen === undefined ? a.seen : newest(b.seen, a.seen) }),
+    merge: mergeAsks,
     run: async (key, { duties, seen }) => {
       const tails: Promise<void>[] = [];
       const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), { now, sink, seen, defer: (t) => void tails.push(handledFromBirth(t)), analysisAddresses: deps.analysisAddresses });
       // Once per run, not per event: the events a run covers share its re-check too.
-      if (outcome.result === 'conflict') recheck(key, CONFLICT_RECHECK_MS);
-      else if (outcome.requeueAfter !== null && outcome.requeueAfter <= MAX_SELF_RECHECK_SECONDS) {
-        recheck(key, Math.max(100, outcome.requeueAfter * 1000));
-      }
+      const delayMs = recheckDelayMs(outcome);
+      if (delayMs !== null) recheck(key, delayMs);
       return { outcome, tail: Promise.all(tails) };
     },
   });
@@ -109,7 +69,7 @@ export function createApp(deps: ReconcileDeps): Hono {
     deps.recheck ??
     ((key: NeoSetKey, delayMs: number) => {
       setTimeout(() => {
-        coalescer.reconcile(key, { duties: 'all' }).catch((err: Error) => log.error({ neoset: `${key.namespace}/${key.name}`, error: err.message }, 're-check'));
+        coalescer.reconcile(key, RECHECK_ASK).catch((err: Error) => log.error({ neoset: `${key.namespace}/${key.name}`, error: err.message }, 're-check'));
       }, delayMs).unref();
     });
   return createEventApp({
@@ -122,10 +82,10 @@ export function createApp(deps: ReconcileDeps): Hono {
       // A failure to name the NeoSets (a tick's LIST) throws: 503, the Broker redelivers.
       const keys = await neosetsOf(deps.client, event.target);
       // An event whose object shows nothing for reconcile to do (its next change is someone else's, and
-      // comes as its own event) costs no run (shared/core/event-relevance.ts).
-      const skipped = skipReason(event);
-      if (skipped !== null) return keys.map((key) => ({ neoset: `${key.namespace}/${key.name}`, result: 'ok', actions: [], statusWritten: false, requeueAfter: null, skipped }));
-      const ask: Ask = event.target.kind === 'pod' ? { duties: 'reconcile', seen: resourceVersionOf(event.object) } : { duties: 'all' };
+      // comes as its own event) costs no run.
+      const asked = eventAsk(event);
+      if ('skipped' in asked) return keys.map((key) => ({ neoset: `${key.namespace}/${key.name}`, result: 'ok', actions: [], statusWritten: false, requeueAfter: null, skipped: asked.skipped }));
+      const { ask } = asked;
       // A tick's failed NeoSets are answered 200 by the event app: they wait for the next tick.
       return mapBounded(keys, SWEEP_PARALLELISM, async (key) => {
         const { value, startedAt, finishedAt } = await coalescer.reconcile(key, ask);
