@@ -1,10 +1,11 @@
 // What the page shows, computed from the watched objects: a pure function of the store's contents,
 // so the page is dumb (it draws) and every rule about what a pod's state means is tested here.
-import { ANNOTATION_CHANGE_CAUSE, ANNOTATION_INPLACE_STATE, KIND, LABEL_LIFECYCLE_STATE, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../../../shared/api/names.ts';
+import { ANNOTATION_CHANGE_CAUSE, ANNOTATION_INPLACE_STATE, LABEL_LIFECYCLE_STATE, LABEL_REVISION_HASH } from '../../../shared/api/names.ts';
 import type { NeoSet, PodTemplateSpec } from '../../../shared/api/neoset.ts';
 import { canaryPosition } from '../../../shared/core/canary/position.ts';
 import { isReady, parseInPlaceState, parseOrdinal } from '../../../shared/core/index.ts';
-import type { Pod } from '../../../shared/core/objects.ts';
+import { controlOf } from '../../../shared/core/observed.ts';
+import type { ObjectMeta, Pod } from '../../../shared/core/objects.ts';
 import { previousRevision } from '../../../shared/core/revisions/rollback.ts';
 import { imagesOf } from '../revisions.ts';
 import { eventTime } from './store.ts';
@@ -117,11 +118,12 @@ function canaryStep(n: NeoSetObject): string | undefined {
   return at ? `step ${at.index + 1} of ${at.count}` : undefined;
 }
 
-/** Owned by this NeoSet: by its controller reference when there is one (not a namesake's, after a re-create). */
+/**
+ * This NeoSet's, by the controller's own rule (§4.1, controlOf): its controller reference (not a
+ * namesake's, after a re-create), or an orphan its selector adopts. The store holds every namespace.
+ */
 const ownedBy = (n: NeoSetObject) => (m: Meta) =>
-  m.namespace === n.metadata.namespace &&
-  m.labels?.[LABEL_NEOSET_NAME] === n.metadata.name &&
-  (m.ownerReferences?.every((o) => !o.controller || (o.kind === KIND && o.uid === n.metadata.uid)) ?? true);
+  m.namespace === n.metadata.namespace && n.spec?.selector !== undefined && controlOf(n as NeoSet, { metadata: m as ObjectMeta }) !== 'other';
 
 export function detail(objects: Objects, namespace: string, name: string): NeoSetDetail | undefined {
   const n = objects.neosets.find((x) => key(x.metadata) === `${namespace}/${name}`);

@@ -18,6 +18,8 @@ export interface NeoSetObject {
   metadata: Meta;
   spec?: {
     replicas?: number;
+    /** Whose orphans it adopts (SPEC §4.1). */
+    selector?: NeoSet['spec']['selector'];
     template?: unknown;
     updateStrategy?: {
       type?: string;
