@@ -2,8 +2,7 @@ import type { Cluster } from '../cluster.ts';
 import { notFound } from '../errors.ts';
 import { listRevisions, readNeoSet, ref } from '../neosets.ts';
 import { writeNeoSet } from '../write.ts';
-import { sameJson } from '../../../shared/core/index.ts';
-import { previousRevision, templateOf, undoPatch } from '../../../shared/core/revisions/rollback.ts';
+import { hasTemplateOf, templateOf, undoPatch, undoTarget } from '../../../shared/core/revisions/rollback.ts';
 import { imagesOf } from '../revisions.ts';
 
 /**
@@ -13,7 +12,7 @@ import { imagesOf } from '../revisions.ts';
 export async function undo({ client, namespace }: Cluster, name: string, toRevision: number | undefined): Promise<string> {
   const neoset = await readNeoSet(client, namespace, name);
   const revisions = await listRevisions(client, neoset);
-  const target = toRevision === undefined ? previousRevision(neoset, revisions) : revisions.find((r) => r.revision === toRevision);
+  const target = undoTarget(neoset, revisions, toRevision);
   if (!target) {
     throw notFound(
       toRevision === undefined
@@ -21,8 +20,7 @@ export async function undo({ client, namespace }: Cluster, name: string, toRevis
         : `revision ${toRevision} not found for ${ref(name)} (revisions: ${revisions.map((r) => r.revision).join(', ') || 'none'})`,
     );
   }
-  // The same comparison the controller uses to find a template's revision (SPEC §4.2).
-  if (sameJson(templateOf(target), neoset.spec.template)) return `${ref(name)} skipped rollback (current template already matches revision ${target.revision})`;
+  if (hasTemplateOf(neoset, target)) return `${ref(name)} skipped rollback (current template already matches revision ${target.revision})`;
   await writeNeoSet(client, neoset, { patch: 'json', body: undoPatch(neoset, target) });
   return `${ref(name)} rolled back to revision ${target.revision} (${imagesOf(templateOf(target))})`;
 }

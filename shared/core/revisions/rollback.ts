@@ -11,9 +11,17 @@ import type { ControllerRevision } from '../objects.ts';
 export const templateOf = (r: ControllerRevision) => r.data.spec.template as PodTemplateSpec;
 export const changeCauseOf = (r: ControllerRevision) => r.metadata.annotations?.[CHANGE_CAUSE];
 
+/** spec.template is already the revision's: undo has nothing to write (the comparison §4.2 finds a template's revision by). */
+export const hasTemplateOf = (neoset: NeoSet, r: ControllerRevision) => sameJson(templateOf(r), neoset.spec.template);
+
 /** The newest revision whose template differs from the NeoSet's spec.template: what "undo" goes back to. */
 export function previousRevision(neoset: NeoSet, revisions: ControllerRevision[]): ControllerRevision | undefined {
-  return revisions.filter((r) => !sameJson(templateOf(r), neoset.spec.template)).sort((a, b) => b.revision - a.revision)[0];
+  return revisions.filter((r) => !hasTemplateOf(neoset, r)).sort((a, b) => b.revision - a.revision)[0];
+}
+
+/** What `rollout undo [--to-revision=N]` goes back to: revision N, else the previous one; undefined when there is none. */
+export function undoTarget(neoset: NeoSet, revisions: ControllerRevision[], toRevision: number | undefined): ControllerRevision | undefined {
+  return toRevision === undefined ? previousRevision(neoset, revisions) : revisions.find((r) => r.revision === toRevision);
 }
 
 /** A JSON-pointer token: '/' and '~' escaped (RFC 6901). */
