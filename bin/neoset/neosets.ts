@@ -1,7 +1,8 @@
 // Reads of NeoSets and their ControllerRevisions, parsed at the edge into the API's types.
 import { NeoSet } from '../../shared/api/neoset.ts';
-import { LABEL_NEOSET_NAME, KIND } from '../../shared/api/names.ts';
+import { LABEL_NEOSET_NAME } from '../../shared/api/names.ts';
 import type { ControllerRevision } from '../../shared/core/objects.ts';
+import { controlOf } from '../../shared/core/observed.ts';
 import { ApiError, type KubeClient } from '../../shared/k8s/client.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { CliError, EXIT_API, notFound } from './errors.ts';
@@ -23,14 +24,17 @@ export async function listNeoSets(client: KubeClient, namespace: string): Promis
   return list.items.map(parse).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
 }
 
-/** The NeoSet's revisions, oldest first: labelled with its name and controlled by its uid (not a namesake's). */
+/**
+ * The NeoSet's revisions, oldest first: labelled with its name and the controller's by its rule
+ * (§4.1, controlOf: controlled by its uid — not a namesake's — or an orphan it adopts).
+ */
 export async function listRevisions(client: KubeClient, neoset: NeoSet): Promise<ControllerRevision[]> {
-  const { name, namespace = 'default', uid } = neoset.metadata;
+  const { name, namespace = 'default' } = neoset.metadata;
   const list = await client.request<{ items: ControllerRevision[] }>('GET', paths.revisions(namespace), {
     query: { labelSelector: `${LABEL_NEOSET_NAME}=${name}` },
   });
   return list.items
-    .filter((r) => r.metadata.ownerReferences?.some((o) => o.controller && o.kind === KIND && o.uid === uid))
+    .filter((r) => controlOf(neoset, r) !== 'other')
     .sort((a, b) => a.revision - b.revision);
 }
 
