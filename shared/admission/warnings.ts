@@ -7,13 +7,7 @@ import type { AdmissionLimits } from './limits.ts';
 import { canaryWarnings } from './canary.ts';
 import { uncappedWarnings } from './resources.ts';
 import { joinPath } from '../core/field-path.ts';
-
-/** maxUnavailable resolved against replicas: a percentage rounds up and is at least 1 (SPEC §3). */
-export function resolveMaxUnavailable(value: number | string, replicas: number): number {
-  if (typeof value === 'number') return value;
-  const percent = Number(value.replace(/%$/, ''));
-  return Math.max(1, Math.ceil((percent * replicas) / 100));
-}
+import { resolveMaxUnavailable } from '../core/update/budget.ts';
 
 /** An image whose tag can move: pushing it again is no template change, so nothing rolls out. */
 function floatingTag(image: string): boolean {
@@ -31,8 +25,9 @@ export function neosetWarnings(neoset: NeoSet, old: NeoSet | null, limits: Admis
     warnings.push(`spec.updateStrategy.partition (${strategy.partition}) > spec.replicas (${spec.replicas}): no pod will be updated`);
   }
   // With one replica maxUnavailable cannot be lower, so the default would warn on every small NeoSet.
-  const maxUnavailable = resolveMaxUnavailable(strategy.maxUnavailable, spec.replicas);
-  if (spec.replicas > 1 && maxUnavailable >= spec.replicas && Number.isFinite(maxUnavailable)) {
+  // The budget as the decision resolves it (§4.4).
+  const maxUnavailable = resolveMaxUnavailable(spec);
+  if (spec.replicas > 1 && maxUnavailable >= spec.replicas) {
     warnings.push(`spec.updateStrategy.maxUnavailable (${strategy.maxUnavailable}) >= spec.replicas (${spec.replicas}): an update may take every pod down at once`);
   }
   const timeout = strategy.inPlaceUpdateStrategy.timeoutSeconds;

@@ -12,7 +12,8 @@ import { ordinalPod } from '../../shared/admission/pod.ts';
 import { compareQuantities, parseQuantity } from '../../shared/admission/quantity.ts';
 import { reviewIssues } from '../../shared/admission/validate.ts';
 import { valueAt } from '../../shared/admission/issue.ts';
-import { neosetWarnings, resolveMaxUnavailable } from '../../shared/admission/warnings.ts';
+import { neosetWarnings } from '../../shared/admission/warnings.ts';
+import { resolveMaxUnavailable as resolveBudget } from '../../shared/core/update/budget.ts';
 import { applyAdds, CASE_ENV, DEFAULT_UPDATE_STRATEGY, INVALID_CASES, validNeoSet } from './admission-cases.ts';
 
 const limits = limitsFromEnv(CASE_ENV);
@@ -411,6 +412,8 @@ describe('warnings', () => {
     expect(warnings).toEqual(['pods will be recreated, not updated in place: spec.template.spec.containers[0].command changed']);
   });
   it('resolves percentages up, at least 1', () => {
+    // The core's one resolver, which takes the spec: the same figures through it.
+    const resolveMaxUnavailable = (maxUnavailable: number | string, replicas: number) => resolveBudget(NeoSetSpec.parse({ ...(validNeoSet().spec as object), replicas, updateStrategy: { maxUnavailable } }));
     expect(resolveMaxUnavailable('25%', 10)).toBe(3);
     expect(resolveMaxUnavailable('1%', 3)).toBe(1);
     expect(resolveMaxUnavailable(2, 10)).toBe(2);
