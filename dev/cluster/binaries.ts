@@ -30,8 +30,7 @@ function isExecutable(path: string): boolean {
 }
 
 /** Where a binary comes from without building: its TEST_ASSET_* variable, else KUBEBUILDER_ASSETS. */
-function fromEnvironment(key: keyof Binaries, env: NodeJS.ProcessEnv): string | undefined {
-  const { file, env: variable } = FILES[key];
+function fromEnvironment({ file, env: variable }: { file: string; env: string }, env: NodeJS.ProcessEnv): string | undefined {
   const explicit = env[variable];
   if (explicit) {
     if (!isExecutable(explicit)) throw new Error(`${variable}=${explicit} is not an executable file`);
@@ -48,10 +47,10 @@ export function buildBinaries(): Promise<string> {
 }
 
 /** Runs one of the build scripts (a no-op when its cache is complete): the directory it prints last. */
-function runBuildScript(script: string): Promise<string> {
+function runBuildScript(script: string, args: string[] = []): Promise<string> {
   return new Promise((resolve, reject) => {
     // stderr goes straight to ours: a first build takes many minutes and must show progress.
-    const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('bash', [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.on('error', reject);
@@ -68,7 +67,7 @@ export async function resolveBinaries(
   log: (line: string) => void = (line) => console.error(line),
 ): Promise<Binaries> {
   const keys = Object.keys(FILES) as (keyof Binaries)[];
-  const found = Object.fromEntries(keys.map((key) => [key, fromEnvironment(key, env)]));
+  const found = Object.fromEntries(keys.map((key) => [key, fromEnvironment(FILES[key], env)]));
   const missing = keys.filter((key) => !found[key]);
   if (missing.length > 0) {
     if (env.KUBEBUILDER_ASSETS) {
@@ -97,4 +96,26 @@ export async function resolveCniPlugins(env: NodeJS.ProcessEnv = process.env): P
     return explicit;
   }
   return runBuildScript(CNI_BUILD_SCRIPT);
+}
+
+/**
+ * kube-proxy for the services stack (services.ts): TEST_ASSET_KUBE_PROXY, else KUBEBUILDER_ASSETS'
+ * kube-proxy when it has one, else our build beside the control plane's (build-binaries.sh
+ * kube-proxy, which builds only what is missing). Not part of resolveBinaries: the control plane
+ * alone never needs it.
+ */
+export async function resolveKubeProxy(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  return fromEnvironment({ file: 'kube-proxy', env: 'TEST_ASSET_KUBE_PROXY' }, env) ?? join(await runBuildScript(BUILD_SCRIPT, ['kube-proxy']), 'kube-proxy');
+}
+
+const COREDNS_BUILD_SCRIPT = new URL('./build-coredns.sh', import.meta.url).pathname;
+
+/** The cluster DNS's binary: NEOSET_COREDNS when set, else our cached build (build-coredns.sh, run only when missing). */
+export async function resolveCoreDns(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const explicit = env.NEOSET_COREDNS;
+  if (explicit) {
+    if (!isExecutable(explicit)) throw new Error(`NEOSET_COREDNS=${explicit} is not an executable file`);
+    return explicit;
+  }
+  return join(await runBuildScript(COREDNS_BUILD_SCRIPT), 'coredns');
 }

@@ -11,6 +11,7 @@ import { kubeconfigYaml } from './kubeconfig.ts';
 import { freePorts } from './ports.ts';
 import { probe, waitForHealthy, type TlsClient } from './probe.ts';
 import { startProcess, type ManagedProcess } from './processes.ts';
+import { claimServiceNetwork, KUBERNETES_SERVICE_IP, SERVICE_CIDR, type ServiceNetworkClaim } from './service-network.ts';
 import { PROCESS_GRACE_MS } from './shutdown.ts';
 
 export interface ControlPlaneOptions {
@@ -20,6 +21,16 @@ export interface ControlPlaneOptions {
   controllerManager?: boolean;
   /** Progress lines. Default: none. */
   log?: (line: string) => void;
+  /**
+   * Services that route (services.ts): kube-apiserver binds and advertises API_ADDRESS on an
+   * interface of its own (service-network.ts) instead of 127.0.0.1, so that the `kubernetes` Service
+   * gets it as its endpoint and pods reach it; the service range is SERVICE_CIDR (10.96.0.0/12, the
+   * cluster DNS at 10.96.0.10); admission webhooks and aggregated APIs named by Service are dialled at
+   * their endpoints (--enable-aggregator-routing). Needs root. Default off: loopback as before.
+   */
+  serviceNetwork?: boolean;
+  /** kube-controller-manager loops to run besides CONTROLLERS, e.g. WORKLOAD_CONTROLLERS. */
+  extraControllers?: string[];
 }
 
 export interface ControlPlane {
@@ -69,8 +80,12 @@ export const CONTROLLERS = [
   'resourcequota-controller',
 ];
 
+/** Deployments and their ReplicaSets (e.g. CoreDNS's, services.ts): not run unless asked for. */
+export const WORKLOAD_CONTROLLERS = ['deployment-controller', 'replicaset-controller'];
+
 const SERVICE_CLUSTER_IP_RANGE = '10.0.0.0/24';
 const SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
+const KUBERNETES_SERVICE_NAMES = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
 const STARTUP_TIMEOUT_MS = 120_000;
 
 export interface Files {
@@ -207,11 +222,30 @@ function etcdArgs(dir: string, clientPort: number, peerPort: number): string[] {
   ];
 }
 
-function apiserverArgs(files: Files, port: number, etcdPort: number): string[] {
+/** What kube-apiserver's flags differ in when Services route (ControlPlaneOptions.serviceNetwork). */
+function serviceNetworkArgs(address: string): string[] {
   return [
-    `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+    `--bind-address=${address}`,
+    `--advertise-address=${address}`,
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    // The `kubernetes` Service's endpoint is the advertise address, kept by the lease reconciler.
+    '--endpoint-reconciler-type=lease',
+    // Webhooks and aggregated APIs by Service: their endpoints' pod IPs, which the host routes to.
+    '--enable-aggregator-routing=true',
+  ];
+}
+
+function apiserverArgs(files: Files, port: number, etcdPort: number, serviceNetwork?: ServiceNetworkClaim): string[] {
+  const loopback = [
     '--bind-address=127.0.0.1',
     '--advertise-address=127.0.0.1',
+    `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
+    // The "kubernetes" Service's endpoints would be 127.0.0.1, which Endpoints validation rejects.
+    '--endpoint-reconciler-type=none',
+  ];
+  return [
+    `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+    ...(serviceNetwork ? serviceNetworkArgs(serviceNetwork.address) : loopback),
     `--secure-port=${port}`,
     `--tls-cert-file=${files.apiserverCert}`,
     `--tls-private-key-file=${files.apiserverKey}`,
@@ -220,10 +254,7 @@ function apiserverArgs(files: Files, port: number, etcdPort: number): string[] {
     `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
     `--service-account-key-file=${files.serviceAccountPub}`,
     `--service-account-signing-key-file=${files.serviceAccountKey}`,
-    `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
     '--allow-privileged=true',
-    // The "kubernetes" Service's endpoints would be 127.0.0.1, which Endpoints validation rejects.
-    '--endpoint-reconciler-type=none',
     '--profiling=false',
     `--audit-policy-file=${files.auditPolicy}`,
     `--audit-log-path=${files.auditLog}`,
@@ -263,9 +294,19 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   await mkdir(dir, { recursive: true });
   const [binaries, pki, ports] = await Promise.all([resolveBinaries(), createClusterPki(), freePorts(4)]);
   const [etcdPort, etcdPeerPort, apiserverPort, kcmPort] = ports;
-  const server = `https://127.0.0.1:${apiserverPort}`;
+  const serviceNetwork = opts.serviceNetwork ? await claimServiceNetwork(log) : undefined;
+  const server = `https://${serviceNetwork?.address ?? '127.0.0.1'}:${apiserverPort}`;
   const files = filesIn(dir);
-  await writePki(files, pki, server);
+  try {
+    if (serviceNetwork) {
+      // Pods verify the API server as kubernetes.default.svc (their ca.crt) at its ClusterIP.
+      pki.apiserver = await issueServingCert(pki.ca, [...LOOPBACK_HOSTS, serviceNetwork.address, KUBERNETES_SERVICE_IP, ...KUBERNETES_SERVICE_NAMES]);
+    }
+    await writePki(files, pki, server);
+  } catch (error) {
+    await serviceNetwork?.release();
+    throw error;
+  }
   const admin: TlsClient = { ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem };
   const processes = new Map<string, ManagedProcess>();
   const stopAll = async () => {
@@ -274,6 +315,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     // so kube-apiserver's drain would only wait out its request timeout.
     await Promise.all([processes.get('kube-controller-manager')?.stop(PROCESS_GRACE_MS), processes.get('kube-apiserver')?.stop(PROCESS_GRACE_MS)]);
     await processes.get('etcd')?.stop(PROCESS_GRACE_MS);
+    await serviceNetwork?.release();
   };
   const spawnLogged = (name: string, binary: string, args: string[]) => {
     const child = startProcess(name, binary, args, join(dir, `${name}.log`));
@@ -284,10 +326,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   try {
     const etcd = spawnLogged('etcd', binaries.etcd, etcdArgs(dir, etcdPort, etcdPeerPort));
     await waitForHealthy(etcd, `http://127.0.0.1:${etcdPort}/health`, undefined, STARTUP_TIMEOUT_MS);
-    const apiserver = spawnLogged('kube-apiserver', binaries.kubeApiserver, apiserverArgs(files, apiserverPort, etcdPort));
+    const apiserver = spawnLogged('kube-apiserver', binaries.kubeApiserver, apiserverArgs(files, apiserverPort, etcdPort, serviceNetwork));
     await waitForHealthy(apiserver, `${server}/readyz`, admin, STARTUP_TIMEOUT_MS);
     if (opts.controllerManager ?? true) {
-      const kcm = spawnLogged('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(files, kcmPort));
+      const controllers = [...CONTROLLERS, ...(opts.extraControllers ?? [])];
+      const kcm = spawnLogged('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(files, kcmPort, controllers));
       await waitForHealthy(kcm, `https://127.0.0.1:${kcmPort}/healthz`, { ca: pki.ca.certPem }, STARTUP_TIMEOUT_MS);
     }
     const [version, etcdVersion] = await Promise.all([

@@ -8,10 +8,13 @@
 //   - etcd, kube-apiserver, kube-controller-manager: envtest's variables, else the cached build,
 //     else a build from the Go module proxy (several minutes, once per machine);
 //   - the CNI plugins bridge, host-local, loopback: NEOSET_CNI_PATH, else the cached build, else a
-//     build from the Go module proxy (build-cni.sh, under a minute cold).
+//     build from the Go module proxy (build-cni.sh, under a minute cold);
+//   - nftables (the `nft` tool kube-proxy's nftables mode drives), installed like the above, and the
+//     services stack's kube-proxy (TEST_ASSET_KUBE_PROXY, else built beside the control plane) and
+//     CoreDNS (NEOSET_COREDNS, else build-coredns.sh, about 2 minutes cold).
 import { spawnSync } from 'node:child_process';
 import { chromiumPath } from '../browser/chromium.ts';
-import { resolveBinaries, resolveCniPlugins } from '../../dev/cluster/binaries.ts';
+import { resolveBinaries, resolveCniPlugins, resolveCoreDns, resolveKubeProxy } from '../../dev/cluster/binaries.ts';
 
 const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 
@@ -33,6 +36,7 @@ if (!chromiumPath()) install('chromium', 'for the dashboard browser tests (or se
 if (!has('prometheus') || !has('promtool')) install('prometheus', 'for the metrics and alert-rule tests (prometheus, promtool)');
 if (!has('ip')) install('iproute2', 'for the process-mode kubelet (ip netns, veth)');
 if (!has('nsenter') || !has('unshare')) install('util-linux', 'for the process-mode kubelet (nsenter, unshare)');
+if (!has('nft')) install('nftables', "for the services stack's kube-proxy (nftables mode)");
 if (!has('kubectl')) {
   console.error('error: kubectl is needed on PATH (the integration tests and the plugin use it as users do)');
   process.exit(2);
@@ -44,3 +48,6 @@ console.log(`control-plane binaries ready in ${((Date.now() - started) / 1000).t
 const cniStarted = Date.now();
 const cni = await resolveCniPlugins();
 console.log(`CNI plugins ready in ${((Date.now() - cniStarted) / 1000).toFixed(1)} s: ${cni}`);
+const servicesStarted = Date.now();
+const [kubeProxy, coredns] = [await resolveKubeProxy(), await resolveCoreDns()];
+console.log(`kube-proxy and CoreDNS ready in ${((Date.now() - servicesStarted) / 1000).toFixed(1)} s: ${kubeProxy}, ${coredns}`);

@@ -76,8 +76,17 @@ async function keyOf(
   return value;
 }
 
-/** The spec's environment of `container` (what the process sees on top of the image's env). */
-export async function containerEnv(pod: V1Pod, container: V1Container, podIP: string, source: ObjectSource): Promise<Record<string, string>> {
+/**
+ * The spec's environment of `container` (what the process sees on top of the image's env), with the
+ * Service variables (service-env.ts) under it: `$(VAR)` may name them, a container's own VAR wins.
+ */
+export async function containerEnv(
+  pod: V1Pod,
+  container: V1Container,
+  podIP: string,
+  source: ObjectSource,
+  serviceVars: Record<string, string> = {},
+): Promise<Record<string, string>> {
   const namespace = pod.metadata?.namespace ?? 'default';
   const vars: Record<string, string> = {};
   for (const from of container.envFrom ?? []) {
@@ -91,14 +100,14 @@ export async function containerEnv(pod: V1Pod, container: V1Container, podIP: st
   for (const env of container.env ?? []) {
     const from = env.valueFrom;
     let value: string | undefined;
-    if (!from) value = expand(env.value ?? '', vars);
+    if (!from) value = expand(env.value ?? '', { ...serviceVars, ...vars });
     else if (from.fieldRef) value = podField(pod, from.fieldRef.fieldPath, podIP);
     else if (from.configMapKeyRef) value = await keyOf(source, 'configMap', namespace, from.configMapKeyRef);
     else if (from.secretKeyRef) value = await keyOf(source, 'secret', namespace, from.secretKeyRef);
     else if (from.resourceFieldRef) value = resourceField(container, from.resourceFieldRef.resource);
     if (value !== undefined) vars[env.name] = value;
   }
-  return vars;
+  return { ...serviceVars, ...vars };
 }
 
 /** limits.cpu / requests.memory …, in kubelet's default divisor (cpu in whole cores rounded up, memory in bytes). */

@@ -7,6 +7,9 @@
 // as written or as normalized (docker.io/library/…:latest), `*` standing for any run of characters.
 // In entrypoint, cmd, workingDir and env values, `{checkout}` is this repository and `{node}` its
 // Node 24; entrypoint and cmd may also name the container's env as $(VAR), like a pod's command.
+// A default entry may name a program built for the stack as {program:NAME} in its entrypoint (e.g.
+// CoreDNS's binary, dev/cluster/build-coredns.sh): it is in the table only when the kubelet is given
+// that program (ProcessModeOptions.programs), so without it such images stay simulated.
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +43,8 @@ export const DEFAULT_IMAGE_TABLE: ImageTableEntry[] = [
     workingDir: '{checkout}',
     env: { NODE_ENV: 'production', PORT: '8080' },
   },
+  // The cluster DNS (dev/cluster/coredns.ts), whatever tag the Deployment names: our build runs it.
+  { image: 'registry.k8s.io/coredns/coredns:*', entrypoint: ['{program:coredns}'] },
 ];
 
 export interface ImageTable {
@@ -47,10 +52,17 @@ export interface ImageTable {
   lookup(reference: string): ImageEntry | undefined;
 }
 
-/** The table: `extra` entries and NEOSET_IMAGE_TABLE's file first (a user's entry wins), then the defaults. */
-export function createImageTable(extra: ImageTableEntry[] = [], env: NodeJS.ProcessEnv = process.env): ImageTable {
+/**
+ * The table: `extra` entries and NEOSET_IMAGE_TABLE's file first (a user's entry wins), then the
+ * defaults; `programs` fills {program:NAME} (an entry naming a program not given is left out).
+ */
+export function createImageTable(extra: ImageTableEntry[] = [], env: NodeJS.ProcessEnv = process.env, programs: Record<string, string> = {}): ImageTable {
   const fromFile = env.NEOSET_IMAGE_TABLE ? readTableFile(env.NEOSET_IMAGE_TABLE) : [];
-  const entries = z.array(entrySchema).parse([...extra, ...fromFile, ...DEFAULT_IMAGE_TABLE]).map(fill);
+  const entries = z
+    .array(entrySchema)
+    .parse([...extra, ...fromFile, ...DEFAULT_IMAGE_TABLE])
+    .flatMap((entry) => withPrograms(entry, programs))
+    .map(fill);
   // Both sides as written and normalized: `nginx:1.*` matches `docker.io/library/nginx:1.27` too.
   const patterns = entries.map((entry) => ({ entry, patterns: [globPattern(entry.image), globPattern(normalizeImage(entry.image))] }));
   return {
@@ -69,6 +81,16 @@ function readTableFile(path: string): unknown[] {
 
 function globPattern(glob: string): RegExp {
   return new RegExp(`^${glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+}
+
+const PROGRAM = /\{program:([a-z0-9-]+)\}/g;
+
+/** The entry with {program:NAME} filled in its entrypoint and cmd, or none when a program is not given. */
+function withPrograms(entry: ImageEntry, programs: Record<string, string>): ImageEntry[] {
+  const names = [...entry.entrypoint, ...entry.cmd].flatMap((s) => [...s.matchAll(PROGRAM)].map((m) => m[1]));
+  if (names.some((name) => !Object.hasOwn(programs, name))) return [];
+  const sub = (s: string) => s.replace(PROGRAM, (_match, name: string) => programs[name]);
+  return [{ ...entry, entrypoint: entry.entrypoint.map(sub), cmd: entry.cmd.map(sub) }];
 }
 
 function fill(entry: ImageEntry): ImageEntry {

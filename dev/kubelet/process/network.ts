@@ -56,7 +56,7 @@ async function must(file: string, args: string[], opts?: Parameters<typeof execu
   return r.stdout;
 }
 
-const pidAlive = (pid: number): boolean => {
+export const pidAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
     return true;

@@ -5,7 +5,7 @@
 
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CoreV1Api, V1ContainerStatus, V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import type { CoreV1Api, V1ContainerStatus, V1Pod, V1PodStatus, V1Service } from '@kubernetes/client-node';
 import { statusCode } from '../api-errors.ts';
 import { containersReadyCondition, readyCondition, setConditions } from '../conditions.ts';
 import { normalizeImage } from '../image.ts';
@@ -16,11 +16,14 @@ import { commandLine, containerEnv, ContainerConfigError, type ObjectSource } fr
 import { hostnameOf, hostsFile, resolvConf, type DnsSettings } from './etc-files.ts';
 import { createImageTable, type ImageTableEntry } from './image-table.ts';
 import { createNodeNetwork, type NodeNetwork } from './network.ts';
+import { linkedServices, serviceEnv } from './service-env.ts';
 import { mountsOf, writeVolumes } from './volumes.ts';
 
 export interface ProcessModeOptions {
   /** Entries before NEOSET_IMAGE_TABLE's and the defaults (image-table.ts). */
   imageTable?: ImageTableEntry[];
+  /** Programs the default entries name as {program:NAME}, e.g. { coredns: resolveCoreDns() } (dev/cluster/binaries.ts). */
+  programs?: Record<string, string>;
   /** The directory holding the CNI plugins bridge, host-local and loopback (dev/cluster/binaries.ts resolveCniPlugins). */
   cniPath: string;
   /** The nameserver of ClusterFirst pods' resolv.conf. Default 10.96.0.10 (the cluster DNS comes in a later step). */
@@ -59,7 +62,7 @@ export async function createProcessPods(
   opts: ProcessModeOptions,
   ctx: { core: CoreV1Api; subnetIndex: number; onChange: (key: string) => void; log: (msg: string) => void },
 ): Promise<ProcessPods> {
-  const table = createImageTable(opts.imageTable);
+  const table = createImageTable(opts.imageTable, process.env, opts.programs);
   const network: NodeNetwork = await createNodeNetwork(ctx.subnetIndex, opts.cniPath, ctx.log);
   const dns: DnsSettings = { clusterDNS: opts.clusterDNS ?? '10.96.0.10', clusterDomain: opts.clusterDomain ?? 'cluster.local' };
   const pods = new Map<string, Sandbox>();
@@ -83,6 +86,13 @@ export async function createProcessPods(
     },
   };
 
+  /** The Services the pod's environment may name: default's `kubernetes` and its own namespace's. */
+  const services = async (pod: V1Pod): Promise<V1Service[]> => {
+    const namespaces = [...new Set(['default', pod.metadata?.namespace ?? 'default'])];
+    const lists = await Promise.all(namespaces.map((namespace) => ctx.core.listNamespacedService({ namespace })));
+    return lists.flatMap((list) => list.items);
+  };
+
   const startContainer = async (key: string, pod: V1Pod, sandbox: Sandbox, name: string, previous?: V1ContainerStatus) => {
     const container = pod.spec!.containers.find((c) => c.name === name)!;
     const image = table.lookup(container.image ?? '');
@@ -91,7 +101,7 @@ export async function createProcessPods(
       return;
     }
     try {
-      const env = await containerEnv(pod, container, sandbox.podIP, source);
+      const env = await containerEnv(pod, container, sandbox.podIP, source, serviceEnv(linkedServices(pod, await services(pod))));
       const volumes = await writeVolumes(pod, sandbox.podIP, join(sandbox.dir, 'volumes'), source, ctx.core);
       const line = commandLine(container, image, env, hostnameOf(pod));
       sandbox.waiting.delete(name);

@@ -1,0 +1,92 @@
+// The machine's share of a cluster whose Services route (services.ts): the address ranges, and the
+// address kube-apiserver serves on so that pods reach it. Pods cannot reach the host's 127.0.0.1 (and
+// EndpointSlices refuse loopback endpoints), so a control plane started with `serviceNetwork` binds
+// and advertises API_ADDRESS, held by an interface of its own (API_LINK): the `kubernetes` Service's
+// endpoint, which kube-proxy DNATs 10.96.0.1:443 to. The interface is a bridge without ports, which
+// serves as a dummy interface would (the dummy driver is not in every kernel, this machine's
+// included): its address is local to the host, reached from the pods' bridges (they route through the
+// host), and announced on no real network.
+//
+// One services stack per machine: kube-proxy's nftables tables (`ip kube-proxy`, `ip6 kube-proxy`)
+// and the interface have fixed names. The owner's pid is kept in OWNER_DIR, so that what a crashed run
+// left is recognised and removed by the next one, and what another live run (or a real kube-proxy of
+// this host) has is never touched.
+
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execute, pidAlive, STATE_ROOT } from '../kubelet/process/network.ts';
+
+/** The pods' addresses: every node's 10.244.N.0/24 (dev/kubelet/node.ts). */
+export const CLUSTER_CIDR = '10.244.0.0/16';
+/** kube-apiserver's --service-cluster-ip-range with serviceNetwork (kubeadm's default). */
+export const SERVICE_CIDR = '10.96.0.0/12';
+/** The `kubernetes` Service's ClusterIP: the first address of SERVICE_CIDR. */
+export const KUBERNETES_SERVICE_IP = '10.96.0.1';
+/** The `kube-dns` Service's ClusterIP: what the process-mode kubelet writes into pods' resolv.conf. */
+export const CLUSTER_DNS_IP = '10.96.0.10';
+export const CLUSTER_DOMAIN = 'cluster.local';
+/** Outside CLUSTER_CIDR and SERVICE_CIDR: the API server is host traffic, not a pod. */
+export const API_ADDRESS = '10.245.0.1';
+export const API_LINK = 'neoset-api';
+export const KUBE_PROXY_TABLES = [
+  ['ip', 'kube-proxy'],
+  ['ip6', 'kube-proxy'],
+] as const;
+
+const OWNER_DIR = join(STATE_ROOT, 'services');
+
+export interface ServiceNetworkClaim {
+  address: string;
+  /** Removes the interface (and its address) and the claim; never throws. */
+  release(): Promise<void>;
+}
+
+async function owner(): Promise<number | undefined> {
+  const pid = Number((await readFile(join(OWNER_DIR, 'owner'), 'utf8').catch(() => '')).trim());
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+export async function kubeProxyTables(): Promise<string[]> {
+  const listed = (await execute('nft', ['list', 'tables'])).stdout;
+  return KUBE_PROXY_TABLES.filter(([family, name]) => listed.includes(`table ${family} ${name}\n`)).map(([family, name]) => `${family} ${name}`);
+}
+
+/** Deletes kube-proxy's nftables tables by name (what `kube-proxy --cleanup` does in nftables mode). */
+export async function deleteKubeProxyTables(): Promise<void> {
+  for (const table of await kubeProxyTables()) await execute('nft', ['delete', 'table', ...table.split(' ')]);
+}
+
+/**
+ * Takes the machine's service network for this process: refuses when another live process has it,
+ * removes what a crashed run left (its interface, kube-proxy's tables), then adds API_LINK with
+ * API_ADDRESS. A kube-proxy table nobody of ours made (a real kube-proxy on this host) is refused.
+ */
+export async function claimServiceNetwork(log: (line: string) => void): Promise<ServiceNetworkClaim> {
+  const pid = await owner();
+  if (pid !== undefined && pid !== process.pid && pidAlive(pid)) {
+    throw new Error(`the services network (${API_LINK}, nftables table kube-proxy) belongs to another live process (pid ${pid}): one services stack per machine`);
+  }
+  const tables = await kubeProxyTables();
+  if (pid === undefined && tables.length > 0) {
+    throw new Error(`nftables has ${tables.join(', ')} and no NeoSet stack made it: another kube-proxy runs on this machine`);
+  }
+  if (pid !== undefined) {
+    await deleteKubeProxyTables();
+    await execute('ip', ['link', 'del', API_LINK]);
+    log(`removed what an earlier services stack (pid ${pid}) left: ${[API_LINK, ...tables].join(', ')}`);
+  }
+  await mkdir(OWNER_DIR, { recursive: true });
+  await writeFile(join(OWNER_DIR, 'owner'), `${process.pid}\n`);
+  const release = async () => {
+    await execute('ip', ['link', 'del', API_LINK]);
+    await rm(OWNER_DIR, { recursive: true, force: true });
+  };
+  for (const args of [['link', 'add', API_LINK, 'type', 'bridge'], ['addr', 'add', `${API_ADDRESS}/32`, 'dev', API_LINK], ['link', 'set', API_LINK, 'up']]) {
+    const r = await execute('ip', args);
+    if (r.code !== 0) {
+      await release();
+      throw new Error(`ip ${args.join(' ')}: ${r.stderr.trim()}`);
+    }
+  }
+  return { address: API_ADDRESS, release };
+}

@@ -1,0 +1,135 @@
+// Services that route, beneath a control plane started with `serviceNetwork` and a process-mode
+// kubelet: kube-proxy on the host (its network namespace) in nftables mode, and CoreDNS as a pod of
+// the stack (coredns.ts), so that ClusterIP and ExternalName Services and *.svc.cluster.local resolve
+// and connect from every pod (and ClusterIPs from the host too).
+//
+// Pods reach ClusterIPs through the host: a pod's default route is its bridge's gateway, so its
+// packets are routed by the host (not bridged) and pass the host's nftables prerouting hook, where
+// kube-proxy DNATs them; br_netfilter is not needed. A pod reaching its own Service is hairpin
+// traffic, which kube-proxy masquerades (to the bridge's address), so the reply comes back through
+// the host too.
+
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CoreV1Api, DiscoveryV1Api } from '@kubernetes/client-node';
+import { spawnSync } from 'node:child_process';
+import { kubectlApply, toYaml } from '../manifests.ts';
+import { waitFor } from '../kubelet/wait-for.ts';
+import { resolveKubeProxy } from './binaries.ts';
+import { issueClientCert } from './certs.ts';
+import { filesIn, type ControlPlane } from './control-plane.ts';
+import { corednsManifests } from './coredns.ts';
+import { kubeconfigYaml } from './kubeconfig.ts';
+import { freePorts } from './ports.ts';
+import { waitForHealthy } from './probe.ts';
+import { startProcess, type ManagedProcess } from './processes.ts';
+import { API_ADDRESS, CLUSTER_CIDR, deleteKubeProxyTables, kubeProxyTables } from './service-network.ts';
+import { PROCESS_GRACE_MS } from './shutdown.ts';
+
+export interface ServicesOptions {
+  /**
+   * The Node kube-proxy runs as (--hostname-override): one kube-proxy serves every simulated node of
+   * this machine, so Services with internalTrafficPolicy/externalTrafficPolicy Local see this node's
+   * endpoints only.
+   */
+  nodeName: string;
+  /** CoreDNS ready within this. Default 60 s (the image must be in the kubelet's image table: coredns). */
+  timeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface Services {
+  kubeProxy: ManagedProcess;
+  /** kube-proxy's log file. */
+  kubeProxyLog: string;
+  /** Removes CoreDNS's objects, stops kube-proxy and deletes its nftables tables; never throws. */
+  stop(): Promise<void>;
+}
+
+function kubeProxyArgs(kubeconfig: string, nodeName: string, healthzPort: number, metricsPort: number): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    '--proxy-mode=nftables',
+    `--cluster-cidr=${CLUSTER_CIDR}`,
+    '--detect-local-mode=ClusterCIDR',
+    `--hostname-override=${nodeName}`,
+    `--healthz-bind-address=127.0.0.1:${healthzPort}`,
+    `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+    // The host's conntrack settings are the host's: kube-proxy leaves them as they are.
+    '--conntrack-max-per-core=0',
+    '--conntrack-tcp-timeout-established=0',
+    '--conntrack-tcp-timeout-close-wait=0',
+    // NodePorts are not part of this stack; on the Node's (simulated) address only.
+    '--nodeport-addresses=primary',
+    '--config-sync-period=1m',
+  ];
+}
+
+async function kubeProxyKubeconfig(cp: ControlPlane): Promise<string> {
+  const files = filesIn(cp.dir);
+  const ca = { certPem: await readFile(files.ca, 'utf8'), keyPem: await readFile(files.caKey, 'utf8') };
+  // system:kube-proxy is bound to system:node-proxier by RBAC's bootstrap policy, as kubeadm's kube-proxy.
+  const client = await issueClientCert(ca, { commonName: 'system:kube-proxy' });
+  const path = join(cp.dir, 'kube-proxy.kubeconfig');
+  await writeFile(path, kubeconfigYaml({ server: cp.server, caPem: ca.certPem, client, user: 'system:kube-proxy' }), { mode: 0o600 });
+  return path;
+}
+
+export async function startServices(cp: ControlPlane, opts: ServicesOptions): Promise<Services> {
+  const log = opts.log ?? (() => {});
+  if (new URL(cp.server).hostname !== API_ADDRESS) {
+    throw new Error(`startServices needs a control plane started with serviceNetwork (its API server at ${API_ADDRESS}), not ${cp.server}`);
+  }
+  const tables = await kubeProxyTables();
+  if (tables.length > 0) throw new Error(`nftables already has ${tables.join(', ')}: another kube-proxy runs on this machine`);
+  const [binary, kubeconfig, [healthzPort, metricsPort]] = await Promise.all([resolveKubeProxy(), kubeProxyKubeconfig(cp), freePorts(2)]);
+  const logPath = join(cp.dir, 'kube-proxy.log');
+  const kubeProxy = startProcess('kube-proxy', binary, kubeProxyArgs(kubeconfig, opts.nodeName, healthzPort, metricsPort), logPath);
+  log(`started kube-proxy (pid ${kubeProxy.pid}, nftables), log ${logPath}`);
+  const manifests = corednsManifests();
+
+  const stopProxy = async () => {
+    await kubeProxy.stop(PROCESS_GRACE_MS);
+    // `kube-proxy --cleanup` also tries the iptables and ipvs modes' rules (which need iptables and
+    // ipvsadm); ours are its two nftables tables, deleted by name. Nothing else of the host's is touched.
+    spawnSync(binary, ['--cleanup', '--proxy-mode=nftables'], { stdio: 'ignore', timeout: 10_000 });
+    await deleteKubeProxyTables();
+  };
+  const stop = async () => {
+    spawnSync('kubectl', ['--kubeconfig', cp.kubeconfigPath, 'delete', '--ignore-not-found', '--wait=false', '-f', '-'], {
+      input: toYaml(manifests),
+      stdio: ['pipe', 'ignore', 'ignore'],
+      timeout: 10_000,
+    });
+    await stopProxy();
+    log('kube-proxy stopped, its nftables tables deleted, CoreDNS removed');
+  };
+
+  try {
+    await waitForHealthy(kubeProxy, `http://127.0.0.1:${healthzPort}/healthz`, undefined, 30_000);
+    kubectlApply(cp.kubeconfigPath, manifests, 'installing CoreDNS');
+    const kc = cp.kubeConfig();
+    const discovery = kc.makeApiClient(DiscoveryV1Api);
+    const core = kc.makeApiClient(CoreV1Api);
+    await waitFor(
+      async () => {
+        const slices = await discovery.listNamespacedEndpointSlice({ namespace: 'kube-system', labelSelector: 'kubernetes.io/service-name=kube-dns' });
+        return slices.items.some((s) => s.endpoints?.some((e) => e.conditions?.ready));
+      },
+      {
+        intervalMs: 250,
+        what: 'CoreDNS ready behind kube-dns (needs deployment-controller and replicaset-controller, and the kubelet image table coredns program)',
+        timeoutMs: opts.timeoutMs ?? 60_000,
+      },
+    ).catch(async (err: unknown) => {
+      const pods = await core.listNamespacedPod({ namespace: 'kube-system', labelSelector: 'k8s-app=kube-dns' }).catch(() => undefined);
+      const states = pods?.items.map((p) => `${p.metadata?.name} ${p.status?.phase} ${JSON.stringify(p.status?.containerStatuses?.[0]?.state ?? {})}`);
+      throw new Error(`${(err as Error).message}; CoreDNS pods: ${states?.join('; ') || 'none'}`, { cause: err });
+    });
+    log('CoreDNS ready behind kube-dns');
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { kubeProxy, kubeProxyLog: logPath, stop };
+}
