@@ -7,7 +7,7 @@
 import { limitsFromEnv } from '../../shared/admission/limits.ts';
 import { createLogger } from '../../shared/http/logger.ts';
 import { runFunction } from '../../shared/http/main.ts';
-import { kubeClientOnFirstUse } from '../../shared/k8s/client.ts';
+import { kubeClientOnFirstUse } from '../../shared/k8s/first-use.ts';
 import { createApp } from './app.ts';
 import { apiDryRunPod } from './dry-run.ts';
 

@@ -5,7 +5,7 @@ import { guardEvents } from '../../shared/http/event-app.ts';
 import { createLogger } from '../../shared/http/logger.ts';
 import { runFunction } from '../../shared/http/main.ts';
 import { oidcFromEnv } from '../../shared/http/oidc.ts';
-import { kubeClientOnFirstUse } from '../../shared/k8s/client.ts';
+import { kubeClientOnFirstUse } from '../../shared/k8s/first-use.ts';
 import { createApp } from './app.ts';
 
 const logger = createLogger('readiness');

@@ -18,7 +18,7 @@
 // A NeoSet update event can wait when its spec has been decided on (status.observedGeneration ==
 // metadata.generation): it is the echo of a decision's own status write (a claim), or another
 // decision's, and the pods' changes that follow come as their own events. A decision whose writes
-// stopped short (a 409) looks again by itself (functions/reconcile/app.ts); a crash is the resync
+// stopped short (a 409) looks again by itself (shared/events/reconcile-dispatch.ts); a crash is the resync
 // tick's. An add event, a new generation, or a NeoSet never decided on is reconciled — and so is a
 // `kubectl neoset rollout promote|abort|retry` (§4.11): it writes status.canary, not the spec, so the
 // generation stays; it marks its write with status.canary.request, which the next decision drops.
@@ -27,7 +27,7 @@ import { restartsSinceUpdate } from './canary/restarts.ts';
 import type { NeoSet } from '../api/neoset.ts';
 import type { Pod } from './objects.ts';
 import { hasFinished, inPlaceGate, isReady, isTerminating, podCondition } from './pods/conditions.ts';
-import { podInPlaceState } from './update/state-annotation.ts';
+import { podInPlaceState } from './pods/in-place-state.ts';
 
 /** Why reconcile may leave this NeoSet update event alone, or null when it must reconcile. */
 export function neosetEventCanSkip(neoset: Pick<NeoSet, 'metadata' | 'status'>): string | null {

@@ -3,6 +3,7 @@
 import type { NeoSetStatus, PrometheusAnalysis } from '../api/neoset.ts';
 import type { ControllerRevision, OwnerReference, PersistentVolumeClaim, Pod } from './objects.ts';
 import type { ResizeTarget } from './pods/resources.ts';
+import type { Failure } from './failure.ts';
 
 /** Which object version an action was computed from: writes are conditional on it (SPEC §2). */
 export interface ObjectRef {
@@ -140,6 +141,16 @@ export type Action =
   | { kind: 'recordEvent'; key: string; event: EventSpec };
 
 export type ActionKind = Action['kind'];
+
+/**
+ * One pod's next write as a rule decides it (§4.4 in-place steps, §4.5 its gate, §4.10 its hooks),
+ * and the failure it found, if any: the rollout is Failed for it, and its Warning Event is recorded
+ * once under `key` (an idempotency key naming the pod and the wait that failed).
+ */
+export interface PodStep {
+  action: Action | null;
+  failure?: Failure & { key: string };
+}
 
 export interface Plan {
   actions: Action[];

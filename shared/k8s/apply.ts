@@ -11,13 +11,12 @@ import {
   ANNOTATION_INPLACE_STATE,
   ANNOTATION_LIFECYCLE_SINCE,
   LABEL_LIFECYCLE_STATE,
-  LABEL_NEOSET_NAME,
   LABEL_REVISION_HASH,
 } from '../api/names.ts';
 import type { NeoSet, NeoSetStatus } from '../api/neoset.ts';
-import { sameJson } from '../core/json.ts';
-import type { ControllerRevision, ObjectMeta, PersistentVolumeClaim, Pod } from '../core/objects.ts';
-import { controlOf } from '../core/observed.ts';
+import type { ObjectMeta } from '../core/objects.ts';
+import { writeGroup, writeOrder } from '../core/actions.ts';
+import { nameTaken, type Created } from '../core/adoption.ts';
 import type { Action, EventSpec, ObjectRef, Plan } from '../core/plan.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import { rfc3339 } from '../core/time.ts';
@@ -111,10 +110,8 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
   let flushed: Promise<void> | undefined;
   const current = plan.status ?? neoset.status ?? {};
   let failing: Action | undefined;
-  // Claims this plan releases go first (decide.ts releases()): their pods' resourceVersions move
-  // before the status that acknowledges the spec the claims no longer fit is written.
-  const ordered = [...plan.actions.filter((a) => a.kind === 'releaseClaim'), ...plan.actions.filter((a) => a.kind !== 'releaseClaim')];
-  const released = plan.actions.filter((a) => a.kind === 'releaseClaim').length;
+  // The order of the writes is the core's (releases, the claim, the rest: actions.ts writeOrder).
+  const { writes: ordered, claimAt: released } = writeOrder(plan);
   try {
     for (let i = 0; i < ordered.length; ) {
       if (i === released && plan.claim && plan.status) {
@@ -123,7 +120,7 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
       }
       // Writes to different pods that follow one another in the plan go out together (SPEC §2.0),
       // each pod's chain in its own order; anything else, one at a time, in plan order.
-      const group = podWriteGroup(ordered, i, i < released ? released : ordered.length);
+      const group = writeGroup(ordered, i, i < released ? released : ordered.length);
       // The first failure stops what has not started yet; what is in flight is awaited.
       const failed: { action?: Action; error?: unknown } = {};
       await mapBounded(group.chains, WRITE_PARALLELISM, async (chain) => {
@@ -179,30 +176,6 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
 
 /** Pod writes of one plan in flight at once at most (SPEC §2.0 "concurrently, bounded"). */
 export const WRITE_PARALLELISM = 8;
-
-const POD_WRITES = new Set<Action['kind']>(['createPod', 'deletePod', 'markDraining', 'setInPlaceReady', 'patchImages', 'resizePod', 'finishInPlaceUpdate', 'restartDeadline', 'setLifecycle']);
-
-function podOf(action: Action): string | null {
-  if (!POD_WRITES.has(action.kind)) return null;
-  return action.kind === 'createPod' ? action.pod.metadata.name : (action as { pod: ObjectRef }).pod.name;
-}
-
-/**
- * The actions from `start` that may go out together: a run of pod writes (decide.ts step 3: one pod's
- * first write, then its chained steps) grouped per pod, stopping before `limit` and before anything
- * that is not a pod write. Any other action is a group of its own.
- */
-function podWriteGroup(actions: Action[], start: number, limit: number): { chains: Action[][]; end: number } {
-  const chains = new Map<string, Action[]>();
-  let end = start;
-  for (; end < limit; end++) {
-    const pod = podOf(actions[end]);
-    if (pod === null) break;
-    chains.set(pod, [...(chains.get(pod) ?? []), actions[end]]);
-  }
-  if (end === start) return { chains: [[actions[start]]], end: start + 1 };
-  return { chains: [...chains.values()], end };
-}
 
 /**
  * The readiness function's writes (§2.0): pod writes decided from the Pod as read from the API
@@ -405,13 +378,10 @@ function isResizeRefusal(err: ApiError): boolean {
   return err.status === 403 && /node didn't have enough allocatable resources|pod resize is only supported on linux nodes/.test(err.message);
 }
 
-type Created = Pod | PersistentVolumeClaim | ControllerRevision;
-
 /**
- * POST; on AlreadyExists, what the StatefulSet controller does: ours already (another decision won
- * the race) → a conflict; a claim of that name → used, labelled as ours so later snapshots list it
- * (claims are matched by name, §4.1); an orphan revision with our template → adopted; anything else
- * → refused, reported with the API server's words (NameTakenError).
+ * POST; on AlreadyExists, the object under that name is read and the core says what to do with it
+ * (adoption.ts nameTaken): a race (a conflict), used as it is, patched to be ours (conditional on
+ * the resourceVersion read), or refused, reported with the API server's words (NameTakenError).
  */
 async function createOrAdopt(client: KubeClient, ctx: Ctx, collection: string, path: string, body: Created): Promise<Written> {
   try {
@@ -420,25 +390,19 @@ async function createOrAdopt(client: KubeClient, ctx: Ctx, collection: string, p
     const neoset = ctx.neoset;
     if (!(err instanceof ApiError) || err.reason !== 'AlreadyExists' || !neoset) throw err;
     const existing = await client.request<Created>('GET', path);
-    const control = controlOf(neoset, existing);
-    if (control === 'ours') throw err; // a race: a conflict
-    if (body.kind === 'PersistentVolumeClaim' && !existing.metadata.deletionTimestamp) {
-      if (existing.metadata.labels?.[LABEL_NEOSET_NAME] === neoset.metadata.name) return existing;
-      return client.request<Written>('PATCH', path, {
-        patch: 'merge',
-        body: { metadata: { resourceVersion: conditionalOn('PATCH', existing.metadata.name, existing.metadata.resourceVersion), labels: { [LABEL_NEOSET_NAME]: neoset.metadata.name } } },
-      });
+    const taken = nameTaken(neoset, body, existing);
+    switch (taken.verdict) {
+      case 'race':
+        throw err;
+      case 'use':
+        return existing;
+      case 'patch':
+        return client.request<Written>('PATCH', path, {
+          patch: 'merge',
+          body: { metadata: { resourceVersion: conditionalOn('PATCH', existing.metadata.name, existing.metadata.resourceVersion), ...taken.metadata } },
+        });
+      case 'refuse':
+        throw new NameTakenError(err.verb, err.path, err.status, err.reason, taken.message);
     }
-    const revision = existing as ControllerRevision;
-    if (body.kind === 'ControllerRevision' && control === 'orphan' && sameJson(revision.data?.spec?.template, (body as ControllerRevision).data.spec.template)) {
-      return client.request<Written>('PATCH', path, {
-        patch: 'merge',
-        body: { metadata: { resourceVersion: conditionalOn('PATCH', existing.metadata.name, existing.metadata.resourceVersion), ownerReferences: [...(existing.metadata.ownerReferences ?? []), ...(body.metadata.ownerReferences ?? [])] } },
-      });
-    }
-    const owner = existing.metadata.ownerReferences?.find((r) => r.controller);
-    const why = owner ? `controlled by ${owner.kind} ${owner.name}` : control === 'orphan' ? 'a different object' : 'not selected by spec.selector';
-    throw new NameTakenError(err.verb, err.path, err.status, err.reason, `${body.kind} ${body.metadata.name} already exists and cannot be adopted (${why})`);
   }
 }
-

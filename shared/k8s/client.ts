@@ -87,9 +87,6 @@ export function deferredKubeClient(make: () => Promise<KubeClient>): KubeClient 
   };
 }
 
-/** The functions' client: KUBECONFIG or the in-cluster service account, loaded on first use. */
-export const kubeClientOnFirstUse = () => deferredKubeClient(async () => (await import('./kubeconfig.ts')).kubeClientFromEnvironment());
-
 /** The metric label for a path: the resource plural (and subresource), never a name. */
 export function resourceOf(path: string): string {
   const parts = path.split('?')[0].split('/').filter(Boolean);

@@ -3,6 +3,7 @@
 // ReplicaFailure condition in the status — cleared by the next plan that goes through.
 import type { Condition, NeoSetStatus } from '../api/neoset.ts';
 import { CONDITION_REPLICA_FAILURE } from '../core/status/conditions.ts';
+import { describeAction, refusalReason } from '../core/actions.ts';
 import type { Action, EventSpec } from '../core/plan.ts';
 import { rfc3339 } from '../core/time.ts';
 import type { ApiError } from './client.ts';
@@ -24,9 +25,9 @@ export async function reportFailure(
     writeStatus: (s: NeoSetStatus, what: string) => Promise<void>;
   },
 ): Promise<void> {
-  const reason = action?.kind.startsWith('create') ? 'FailedCreate' : action?.kind.startsWith('delete') ? 'FailedDelete' : 'FailedUpdate';
-  const message = `${action ? describe(action) : 'write'}: ${err.status} ${err.reason}: ${err.serverMessage}`;
-  await ctx.event(`${reason}/${action ? describe(action) : ''}/${message}`, { type: 'Warning', reason, message });
+  const reason = action ? refusalReason(action) : 'FailedUpdate';
+  const message = `${action ? describeAction(action) : 'write'}: ${err.status} ${err.reason}: ${err.serverMessage}`;
+  await ctx.event(`${reason}/${action ? describeAction(action) : ''}/${message}`, { type: 'Warning', reason, message });
   const condition: Condition = {
     type: CONDITION_REPLICA_FAILURE,
     status: 'True',
@@ -39,28 +40,4 @@ export async function reportFailure(
   if (previous && previous.reason === reason && previous.message === message) return; // said already: no write, no event loop
   const conditions = [...(ctx.current.conditions ?? []).filter((c) => c.type !== CONDITION_REPLICA_FAILURE), condition];
   await ctx.writeStatus({ ...ctx.current, conditions }, 'failure');
-}
-
-function describe(action: Action): string {
-  switch (action.kind) {
-    case 'createPod':
-      return `create Pod ${action.pod.metadata.name}`;
-    case 'createPVC':
-      return `create Claim ${action.pvc.metadata.name}`;
-    case 'createRevision':
-      return `create ControllerRevision ${action.revision.metadata.name}`;
-    case 'recordEvent':
-      return 'record Event';
-    case 'adoptPod':
-    case 'adoptRevision':
-      return `${action.kind} ${action.object.name}`;
-    case 'deleteRevision':
-      return `delete ControllerRevision ${action.revision.name}`;
-    case 'renumberRevision':
-      return `renumber ControllerRevision ${action.revision.name}`;
-    case 'setPVCOwners':
-      return `set owners of Claim ${action.pvc.name}`;
-    default:
-      return `${action.kind} ${action.pod.name}`;
-  }
 }

@@ -10,7 +10,7 @@
 import { KIND, LABEL_NEOSET_NAME } from '../api/names.ts';
 import type { OwnerReference, Pod } from '../core/objects.ts';
 import type { Action } from '../core/plan.ts';
-import { podReadiness } from '../core/update/readiness.ts';
+import { podReadiness } from '../core/readiness/readiness.ts';
 import type { Target } from '../events/target.ts';
 import { reconcileDuration, reconcileTotal } from '../metrics/registry.ts';
 import { applyPodWrites, writtenBefore } from './apply.ts';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identityManifests, kubectlApply, kustomize, SYSTEM_NAMESPACE, type Manifest } from '../../dev/manifests.ts';
 import { poll } from '../../dev/cluster/wait.ts';
 import { API_VERSION, KIND, LABEL_NEOSET_NAME } from '../../shared/api/names.ts';
-import { claimName } from '../../shared/core/scaling/volume-claims.ts';
+import { claimName } from '../../shared/core/pods/identity.ts';
 import { createKubeClient, type KubeClient } from '../../shared/k8s/client.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { auditLogPath, createTestNamespace, kubeConfig, kubeconfigPath, kubectl, type TestNamespace } from '../cluster/harness.ts';

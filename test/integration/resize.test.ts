@@ -2,7 +2,7 @@
 // simulated kubelet; every observed state goes through the invariant checker (SPEC §7).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod } from '../../shared/core/objects.ts';
-import { parseInPlaceState } from '../../shared/core/update/state-annotation.ts';
+import { parseInPlaceState } from '../../shared/core/pods/in-place-state.ts';
 import { ANNOTATION_INPLACE_STATE } from '../../shared/api/names.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
 import { applyNeoSet, patchNeoSet, restartsOf, settledOn, untilStatus } from '../e2e/helpers.ts';

@@ -1,8 +1,8 @@
 // One pod's in-place update (SPEC §4.4 steps 1-5, §4.5), one write per decision.
 import { describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY } from '../../shared/api/names.ts';
-import { finish, podReadiness } from '../../shared/core/update/readiness.ts';
-import { parseInPlaceState } from '../../shared/core/update/state-annotation.ts';
+import { finish, podReadiness } from '../../shared/core/readiness/readiness.ts';
+import { parseInPlaceState } from '../../shared/core/pods/in-place-state.ts';
 import type { Action, InPlaceState } from '../../shared/core/plan.ts';
 import { chain, plan, settled, steps } from './helpers.ts';
 import type { World } from './world.ts';

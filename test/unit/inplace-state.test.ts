@@ -6,7 +6,7 @@ import {
   encodeInPlaceState,
   parseInPlaceState,
   parsedCacheSize,
-} from '../../shared/core/update/state-annotation.ts';
+} from '../../shared/core/pods/in-place-state.ts';
 import type { InPlaceState } from '../../shared/core/plan.ts';
 
 describe('the in-place state annotation', () => {

@@ -5,7 +5,7 @@ import { resolveMaxUnavailable } from '../../shared/core/update/budget.ts';
 import { NeoSetSpec } from '../../shared/api/neoset.ts';
 import { chain, imagesOfPods, plan, revisionsOfPods, settled, steps, uids } from './helpers.ts';
 import { World } from './world.ts';
-import { podInPlaceState } from '../../shared/core/update/state-annotation.ts';
+import { podInPlaceState } from '../../shared/core/pods/in-place-state.ts';
 
 const state = (w: World, i: number) => podInPlaceState(w.pod(i)!);
 

@@ -4,7 +4,7 @@ import { ANNOTATION_CHANGE_CAUSE, ANNOTATION_INPLACE_STATE, LABEL_LIFECYCLE_STAT
 import type { NeoSet, PodTemplateSpec } from '../../../shared/api/neoset.ts';
 import { canaryPosition } from '../../../shared/core/canary/position.ts';
 import { isReady, parseInPlaceState, parseOrdinal } from '../../../shared/core/index.ts';
-import { controlOf } from '../../../shared/core/observed.ts';
+import { controlOf } from '../../../shared/core/ownership.ts';
 import type { ObjectMeta, Pod } from '../../../shared/core/objects.ts';
 import { previousRevision } from '../../../shared/core/revisions/rollback.ts';
 import { imagesOf } from '../revisions.ts';

@@ -1,8 +1,8 @@
 // Availability (§4.5): Ready for at least minReadySeconds, measured from the Ready condition's
 // lastTransitionTime so that it survives any restart of the function. And the stricter notion the
 // update budget uses (§4.4): an in-place update in flight makes a pod unavailable even while Ready.
-import { podInPlaceState } from '../update/state-annotation.ts';
-import { inHooks } from '../update/lifecycle.ts';
+import { podInPlaceState } from './in-place-state.ts';
+import { inHooks } from './lifecycle-state.ts';
 import type { Pod } from '../objects.ts';
 import { isReady, isTerminating, podCondition } from './conditions.ts';
 import { toMs } from '../time.ts';

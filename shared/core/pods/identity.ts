@@ -10,9 +10,8 @@ import {
   LABEL_LIFECYCLE_STATE,
   LABEL_REVISION_HASH,
 } from '../../api/names.ts';
-import { hasHooks } from '../update/lifecycle.ts';
+import { hasHooks } from './lifecycle-state.ts';
 import type { NeoSet, PodTemplateSpec } from '../../api/neoset.ts';
-import { claimName } from '../scaling/volume-claims.ts';
 import type { OwnerReference, Pod } from '../objects.ts';
 import type { ObjectRef } from '../plan.ts';
 
@@ -34,6 +33,11 @@ export function parseOrdinal(neoset: string, name: string): number | null {
     ordinal = ordinal * 10 + d;
   }
   return ordinal;
+}
+
+/** The PersistentVolumeClaim of volumeClaimTemplate `claim` for the pod of `ordinal` (§4.1): `<claim>-<neoset>-<ordinal>`. */
+export function claimName(claim: string, neoset: string, ordinal: number): string {
+  return `${claim}-${neoset}-${ordinal}`;
 }
 
 const DASH = 45;

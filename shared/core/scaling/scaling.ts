@@ -1,8 +1,9 @@
 // Scaling (§4.3): which ordinals are created or deleted in this decision, and at which revision a
 // new pod starts.
+import { rolloutInProgress, type Rollout } from '../target.ts';
 import { claimNames, claimOwnersFor, newClaim, replaceClaimOwners } from './volume-claims.ts';
 import type { PersistentVolumeClaim } from '../objects.ts';
-import { rolloutInProgress, type Observed, type PodView } from '../observed.ts';
+import type { PodView } from '../observed.ts';
 import type { Action } from '../plan.ts';
 import { newPod, objectRef, podName } from '../pods/identity.ts';
 import { isRunningAndReady } from '../pods/conditions.ts';
@@ -28,17 +29,17 @@ import type { Revision } from '../revisions/revisions.ts';
  * The acceptance case — pods 4,3 on v2, pause, scale 5 -> 8 — creates 5,6,7 on v1; after resume with
  * partition 0 they are updated in place.
  */
-export function revisionForNewPod(o: Observed, ordinal: number): Revision {
-  if (!rolloutInProgress(o)) return o.update;
+export function revisionForNewPod(o: Rollout, ordinal: number): Revision {
+  if (!rolloutInProgress(o)) return o.target;
   const { pause, type } = o.neoset.spec.updateStrategy;
   if (ordinal < o.partition || pause) return o.current;
-  if (type === 'OnDelete' || type === 'ReCreate') return o.update;
-  if (type === 'InPlaceIfPossible' && !o.change(o.current.name, o.update.name)?.inPlace) return o.update;
+  if (type === 'OnDelete' || type === 'ReCreate') return o.target;
+  if (type === 'InPlaceIfPossible' && !o.change(o.current.name, o.target.name)?.inPlace) return o.target;
   return o.current;
 }
 
 /** Claims of pods 0..replicas-1 owned as the retention policy says (an earlier scale-down may have given them the pod). */
-export function claimOwnerActions(o: Observed, pvcs: Map<string, PersistentVolumeClaim>): Action[] {
+export function claimOwnerActions(o: Rollout, pvcs: Map<string, PersistentVolumeClaim>): Action[] {
   const actions: Action[] = [];
   for (let i = 0; i < o.replicas; i++) {
     for (const name of claimNames(o.neoset, i)) {
@@ -58,7 +59,7 @@ export function claimOwnerActions(o: Observed, pvcs: Map<string, PersistentVolum
  * delete the highest condemned pod, once the one above it is gone. Parallel: all at once.
  * Deleted pods are added to `touched` (one write per pod per decision).
  */
-export function scalingActions(o: Observed, pvcs: Map<string, PersistentVolumeClaim>, touched: Set<string>): Action[] {
+export function scalingActions(o: Rollout, pvcs: Map<string, PersistentVolumeClaim>, touched: Set<string>): Action[] {
   const actions: Action[] = [];
   const ordered = o.neoset.spec.podManagementPolicy === 'OrderedReady';
   const remove = (v: PodView, why: string) => {
@@ -105,7 +106,7 @@ export function scalingActions(o: Observed, pvcs: Map<string, PersistentVolumeCl
 }
 
 /** The claims (created first when missing) and the pod of a missing ordinal; null while a claim is still terminating. */
-function createOrdinal(o: Observed, ordinal: number, pvcs: Map<string, PersistentVolumeClaim>): Action[] | null {
+function createOrdinal(o: Rollout, ordinal: number, pvcs: Map<string, PersistentVolumeClaim>): Action[] | null {
   const actions: Action[] = [];
   for (const template of o.neoset.spec.volumeClaimTemplates) {
     const claim = newClaim(o.neoset, template, ordinal);

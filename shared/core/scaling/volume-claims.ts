@@ -6,13 +6,9 @@
 import { API_VERSION, KIND, LABEL_NEOSET_NAME } from '../../api/names.ts';
 import type { NeoSet } from '../../api/neoset.ts';
 import type { OwnerReference, PersistentVolumeClaim, Pod } from '../objects.ts';
-import { neosetOwnerRef } from '../pods/identity.ts';
+import { claimName, neosetOwnerRef } from '../pods/identity.ts';
 
 type ClaimTemplate = NeoSet['spec']['volumeClaimTemplates'][number];
-
-export function claimName(claim: string, neoset: string, ordinal: number): string {
-  return `${claim}-${neoset}-${ordinal}`;
-}
 
 export function claimNames(neoset: NeoSet, ordinal: number): string[] {
   return neoset.spec.volumeClaimTemplates.map((c) => claimName(c.metadata.name, neoset.metadata.name, ordinal));

@@ -2,7 +2,7 @@
 // observedGeneration; lastTransitionTime changes only when the status flips (monitoring alerts on
 // "False for 5 minutes" rely on it).
 import type { Condition, Phase } from '../../api/neoset.ts';
-import type { FailureReason } from './phase.ts';
+import type { FailureReason } from '../failure.ts';
 import { rfc3339 } from '../time.ts';
 
 export interface ConditionFacts {

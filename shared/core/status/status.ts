@@ -1,17 +1,19 @@
 // NeoSet .status (§4.6): counts, revisions, images, phase, pods being updated, conditions.
+import type { Rollout } from '../target.ts';
 import type { NeoSetStatus } from '../../api/neoset.ts';
 import { isAvailable } from '../pods/availability.ts';
 import { neosetConditions } from './conditions.ts';
-import type { Observed, UpdateClaim } from '../observed.ts';
-import type { FailureReason } from './phase.ts';
+import type { UpdateClaim } from '../observed.ts';
+import type { FailureReason } from '../failure.ts';
 import { phaseOf } from './phase.ts';
 import { isReady } from '../pods/conditions.ts';
-import { inHooks } from '../update/lifecycle.ts';
+import { inHooks } from '../pods/lifecycle-state.ts';
 import { mainImage } from '../revisions/revisions.ts';
 import { labelSelectorString } from '../selector.ts';
+import { resolveMaxUnavailable } from '../update/budget.ts';
 
 export function computeStatus(
-  o: Observed,
+  o: Rollout,
   pending: boolean,
   failure: { reason: FailureReason; message: string } | null,
   newClaims: UpdateClaim[],
@@ -58,7 +60,7 @@ export function computeStatus(
         generation: o.generation,
         nowMs: o.nowMs,
         replicas: o.replicas,
-        maxUnavailable: o.maxUnavailable,
+        maxUnavailable: resolveMaxUnavailable(spec),
         available: n.availableInRange,
         updated: n.updatedInRange,
         pending,

@@ -1,6 +1,9 @@
-// maxUnavailable (§3, §4.4): an integer, or a percentage of replicas rounded up; at least 1.
+// The update budget (§3, §4.4): maxUnavailable resolved against replicas, and what it is spent on.
 import type { NeoSetSpec } from '../../api/neoset.ts';
+import type { Observed } from '../observed.ts';
+import { isUnavailableForBudget } from '../pods/availability.ts';
 
+/** maxUnavailable: an integer, or a percentage of replicas rounded up; at least 1. */
 export function resolveMaxUnavailable(spec: NeoSetSpec): number {
   const value = spec.updateStrategy.maxUnavailable;
   let n: number;
@@ -8,4 +11,14 @@ export function resolveMaxUnavailable(spec: NeoSetSpec): number {
   else if (value.trim().endsWith('%')) n = Math.ceil((Number.parseFloat(value) * spec.replicas) / 100);
   else n = Number.parseInt(value, 10);
   return Number.isFinite(n) && n >= 1 ? Math.floor(n) : 1;
+}
+
+/** Pods 0..replicas-1 that count against maxUnavailable: missing, terminating, not available, mid-update, or claimed (§4.4, §2.0). */
+export function unavailableInRange(o: Observed): number {
+  let n = 0;
+  for (let i = 0; i < o.replicas; i++) {
+    const v = o.byOrdinal.get(i);
+    if (!v || v.terminating || v.claimed || isUnavailableForBudget(v.pod, o.minReadySeconds, o.nowMs)) n++;
+  }
+  return n;
 }

@@ -17,35 +17,31 @@
 //
 // The grace period runs from the moment the gate became False (its lastTransitionTime), not from
 // the annotation write: that is when the pod left the Service endpoints.
+import type { Rollout } from '../target.ts';
 import { ANNOTATION_INPLACE_STATE, ANNOTATION_RESTART_BASE } from '../../api/names.ts';
 import { restartBase } from '../canary/restarts.ts';
-import type { Observed, PodView } from '../observed.ts';
-import type { Action, InPlaceState } from '../plan.ts';
+import type { PodView } from '../observed.ts';
+import type { Action, InPlaceState, PodStep } from '../plan.ts';
 import { POD_IDENTITY_LABELS } from '../pods/identity.ts';
 import { containerIds, inPlaceGate, podCondition } from '../pods/conditions.ts';
 import { resizeTargets, unresized } from '../pods/resize.ts';
-import type { FailureReason } from '../status/phase.ts';
 import { rfc3339, toMs, type Wakeups } from '../time.ts';
-import { gateTransitionTime } from './gate-time.ts';
-import { finish, podReadiness, REASON_DRAINING } from './readiness.ts';
+import { gateTransitionTime } from '../readiness/gate-time.ts';
+import { finish, podReadiness, REASON_DRAINING } from '../readiness/readiness.ts';
 import { canMove, drainingState, markDraining, updateMethod } from './starts.ts';
 
-export interface InFlightStep {
-  action: Action | null;
-  /** §4.4 step 5: not done within timeoutSeconds of startedAt. */
-  deadlineExceeded: boolean;
-  /** §4.9: the resize cannot be done (refused by the API server, or Infeasible for the kubelet). */
-  failure?: { reason: FailureReason; message: string };
-}
+const none: PodStep = { action: null };
+const step = (action: Action): PodStep => ({ action });
 
-const none: InFlightStep = { action: null, deadlineExceeded: false };
-const step = (action: Action): InFlightStep => ({ action, deadlineExceeded: false });
-
-/** The next write for a pod in range whose state annotation is present. */
-export function inFlightStep(o: Observed, v: PodView, wake: Wakeups): InFlightStep {
+/**
+ * The next write for a pod in range whose state annotation is present — or why its update failed:
+ * not done within timeoutSeconds of startedAt (§4.4 step 5), or a resize that cannot be done
+ * (§4.9: refused by the API server, or Infeasible for the kubelet).
+ */
+export function inFlightStep(o: Rollout, v: PodView, wake: Wakeups): PodStep {
   const state = v.state!;
   const strategy = o.neoset.spec.updateStrategy.inPlaceUpdateStrategy;
-  const target = o.update.name;
+  const target = o.target.name;
   const movable = canMove(o, v);
 
   if (state.phase === 'Draining') {
@@ -107,7 +103,10 @@ export function inFlightStep(o: Observed, v: PodView, wake: Wakeups): InFlightSt
     });
   }
   const deadline = toMs(state.startedAt) + strategy.timeoutSeconds * 1000;
-  if (o.nowMs >= deadline) return { action: null, deadlineExceeded: true };
+  if (o.nowMs >= deadline) {
+    const message = `pod ${v.name}: in-place update to ${state.revision} not done within ${strategy.timeoutSeconds}s`;
+    return { action: null, failure: { reason: 'ProgressDeadlineExceeded', message, key: `deadline-exceeded/${v.name}/${state.startedAt}` } };
+  }
   wake.at(deadline);
   return none;
 }
@@ -123,28 +122,29 @@ function resizeInfeasible(v: PodView): string | undefined {
   return pending.message ?? 'Infeasible';
 }
 
-function resizeFailure(v: PodView, state: InPlaceState, why: string): InFlightStep {
-  return { action: null, deadlineExceeded: false, failure: { reason: 'ResizeInfeasible', message: `pod ${v.name}: resize for revision ${state.revision} is infeasible: ${why}` } };
+function resizeFailure(v: PodView, state: InPlaceState, why: string): PodStep {
+  const message = `pod ${v.name}: resize for revision ${state.revision} is infeasible: ${why}`;
+  return { action: null, failure: { reason: 'ResizeInfeasible', message, key: `ResizeInfeasible/${v.name}/${state.startedAt}` } };
 }
 
 /** A new updateRevision while the pod is on its way to another: Draining again toward it, drainStartedAt kept. */
-function retarget(o: Observed, v: PodView, state: InPlaceState): Action {
+function retarget(o: Rollout, v: PodView, state: InPlaceState): Action {
   return markDraining(o, v, drainingState(o, state.drainStartedAt), {
     type: 'Normal',
     reason: 'UpdateRetargeted',
-    message: `pod ${v.name}: update re-targeted from revision ${state.revision} to ${o.update.name}`,
+    message: `pod ${v.name}: update re-targeted from revision ${state.revision} to ${o.target.name}`,
   });
 }
 
 /** The Paused condition (status as read) changed after `since`: pause was set or cleared since then. */
-function pauseToggledSince(o: Observed, since: string | undefined): boolean {
+function pauseToggledSince(o: Rollout, since: string | undefined): boolean {
   const paused = o.neoset.status?.conditions?.find((c) => c.type === 'Paused');
   return paused !== undefined && since !== undefined && toMs(paused.lastTransitionTime) > toMs(since);
 }
 
 /** Step 2: new images of the changed containers, the revision label, template metadata changes, state Updating. */
-function patchImages(o: Observed, v: PodView, state: InPlaceState): Action {
-  const target = o.update.template;
+function patchImages(o: Rollout, v: PodView, state: InPlaceState): Action {
+  const target = o.target.template;
   const images: Record<string, string> = {};
   for (const c of target.spec.containers) {
     const running = v.pod.spec.containers.find((p) => p.name === c.name);
@@ -166,10 +166,10 @@ function patchImages(o: Observed, v: PodView, state: InPlaceState): Action {
     kind: 'patchImages',
     pod: v.ref,
     images,
-    revision: o.update.name,
+    revision: o.target.name,
     state: {
       ...state,
-      revision: o.update.name,
+      revision: o.target.name,
       phase: 'Updating',
       startedAt: rfc3339(o.nowMs),
       targetImages: images,
@@ -182,7 +182,7 @@ function patchImages(o: Observed, v: PodView, state: InPlaceState): Action {
     event: {
       type: 'Normal',
       reason: 'InPlaceUpdateStarted',
-      message: `pod ${v.name}: patch ${[...Object.entries(images).map(([c, i]) => `${c}=${i}`), ...Object.keys(targetResources ?? {}).map((c) => `${c} resources`)].join(', ') || 'metadata'} (revision ${o.update.name})`,
+      message: `pod ${v.name}: patch ${[...Object.entries(images).map(([c, i]) => `${c}=${i}`), ...Object.keys(targetResources ?? {}).map((c) => `${c} resources`)].join(', ') || 'metadata'} (revision ${o.target.name})`,
     },
   };
 }

@@ -1,14 +1,17 @@
 // Which pods the rollout moves to updateRevision, how, and which start now (§4.4), under the
 // claim-before-act rule (§2.0): the starts of a decision are claimed in status.updateClaims, written
 // before any of them, conditional on the NeoSet's resourceVersion.
+import type { Rollout } from '../target.ts';
 import { isAvailable } from '../pods/availability.ts';
-import { unavailableInRange, type Observed, type PodView, type UpdateClaim } from '../observed.ts';
+import type { PodView, UpdateClaim } from '../observed.ts';
+import { resolveMaxUnavailable, unavailableInRange } from './budget.ts';
+import type { Failure } from '../failure.ts';
 import type { Action, InPlaceState } from '../plan.ts';
 import { inPlaceGate, isReady } from '../pods/conditions.ts';
-import { gateTransitionTime } from './gate-time.ts';
-import { REASON_DRAINING } from './readiness.ts';
+import { gateTransitionTime } from '../readiness/gate-time.ts';
+import { REASON_DRAINING } from '../readiness/readiness.ts';
 import { rfc3339 } from '../time.ts';
-import { hasHooks, inHooks, setLifecycle } from './lifecycle.ts';
+import { inHooks } from '../pods/lifecycle-state.ts';
 
 /**
  * How a pod on revision `from` reaches updateRevision under the strategy: in place (only images and
@@ -18,32 +21,40 @@ import { hasHooks, inHooks, setLifecycle } from './lifecycle.ts';
  */
 export type UpdateMethod = 'InPlace' | 'Recreate' | 'Blocked' | 'Never';
 
-export function updateMethod(o: Observed, from: string | undefined): UpdateMethod {
+export function updateMethod(o: Rollout, from: string | undefined): UpdateMethod {
   const type = o.neoset.spec.updateStrategy.type;
   if (type === 'OnDelete') return 'Never';
   if (type === 'ReCreate') return 'Recreate';
-  if (o.change(from, o.update.name)?.inPlace) return 'InPlace';
+  if (o.change(from, o.target.name)?.inPlace) return 'InPlace';
   return type === 'InPlaceOnly' ? 'Blocked' : 'Recreate';
 }
 
 /** §4.4: the rollout moves a pod in range, with ordinal >= partition, that is not on updateRevision. */
-export function wantsUpdate(o: Observed, v: PodView): boolean {
-  return v.inRange && v.ordinal >= o.partition && v.revision !== o.update.name;
+export function wantsUpdate(o: Rollout, v: PodView): boolean {
+  return v.inRange && v.ordinal >= o.partition && v.revision !== o.target.name;
 }
 
 /** The rollout can move this pod now or later (its strategy allows it). */
-export function canMove(o: Observed, v: PodView): boolean {
+export function canMove(o: Rollout, v: PodView): boolean {
   const method = updateMethod(o, v.revision);
   return wantsUpdate(o, v) && (method === 'InPlace' || method === 'Recreate');
 }
 
-/** Pods waiting for an update that InPlaceOnly forbids, in update order: the rollout is Failed with what differs (§4.4). */
-export function blockedPods(o: Observed): { view: PodView; differences: string[] }[] {
-  if (o.neoset.spec.updateStrategy.type !== 'InPlaceOnly') return [];
-  return o.pods
+/**
+ * Pods waiting for an update that InPlaceOnly forbids: the rollout is Failed with what differs on the
+ * first of them in update order (§4.4), its Warning Event recorded once per target.
+ */
+export function inPlaceOnlyBlocked(o: Rollout): (Failure & { key: string }) | null {
+  if (o.neoset.spec.updateStrategy.type !== 'InPlaceOnly') return null;
+  const blocked = o.pods
     .filter((v) => !v.terminating && v.state === null && wantsUpdate(o, v) && updateMethod(o, v.revision) === 'Blocked')
-    .sort((a, b) => b.ordinal - a.ordinal)
-    .map((view) => ({ view, differences: o.change(view.revision, o.update.name)?.differences ?? ['(unknown revision)'] }));
+    .sort((a, b) => b.ordinal - a.ordinal);
+  if (blocked.length === 0) return null;
+  const [view] = blocked;
+  const differences = o.change(view.revision, o.target.name)?.differences ?? ['(unknown revision)'];
+  const others = blocked.length > 1 ? ` (and ${blocked.length - 1} more pods)` : '';
+  const message = `pod ${view.name}${others}: InPlaceOnly cannot reach ${o.target.name} in place, differs in ${differences.join(', ')}`;
+  return { reason: 'InPlaceOnlyBlocked', message, key: `inplaceonly-blocked/${o.target.name}` };
 }
 
 /**
@@ -52,20 +63,20 @@ export function blockedPods(o: Observed): { view: PodView; differences: string[]
  * Nothing else bypasses the budget: not a Pending pod just created on currentRevision, not a Ready pod
  * inside minReadySeconds (it serves traffic).
  */
-export function isRescue(o: Observed, v: PodView): boolean {
+export function isRescue(o: Rollout, v: PodView): boolean {
   // An aborted canary's pods (§4.11) go back within the budget: their revision is spec.template's, still wanted.
-  return !isReady(v.pod) && v.revision !== o.current.name && v.revision !== o.update.name && v.revision !== o.revisions.update.name;
+  return !isReady(v.pod) && v.revision !== o.current.name && v.revision !== o.target.name && v.revision !== o.revisions.update.name;
 }
 
 export interface Starts {
-  actions: Action[];
+  /** The pods whose update starts, highest ordinal first; how each start begins is §4.10's (hooks/lifecycle.ts startUpdate). */
+  started: { view: PodView; rescue: boolean }[];
   /** Every pod this decision starts, claimed in the status written before them (§2.0). */
   claims: UpdateClaim[];
 }
 
 /**
- * The updates that start in this decision, each a markDraining (the memory comes first), highest
- * ordinal first. Nothing starts while paused or under OnDelete — rescues included. Rescues go first
+ * The updates that start in this decision, highest ordinal first. Nothing starts while paused or under OnDelete — rescues included. Rescues go first
  * and outside the budget; then the pods a decision already claimed (they are counted as unavailable,
  * so they cost nothing more); then as many as the budget allows: at most maxUnavailable of pods
  * 0..replicas-1 unavailable (missing, not available, mid-update, or claimed) once they start. A pod
@@ -73,20 +84,20 @@ export interface Starts {
  * overspent. While the rollout is Failed only rescues start.
  * `free` says which pods have no other write in this decision (one write per pod per decision).
  */
-export function startUpdates(o: Observed, failed: boolean, free: (v: PodView) => boolean): Starts {
+export function startUpdates(o: Rollout, failed: boolean, free: (v: PodView) => boolean): Starts {
   const strategy = o.neoset.spec.updateStrategy;
-  if (strategy.pause || strategy.type === 'OnDelete') return { actions: [], claims: [] };
+  if (strategy.pause || strategy.type === 'OnDelete') return { started: [], claims: [] };
   // A pod another decision claimed toward another revision (the template changed since) is not taken
-  // over: that decision's write may still land, toward its revision. It is released (decide.ts
-  // releases()) and claimed afresh by a later decision.
-  const claimedElsewhere = new Set(o.claims.filter((c) => c.revision !== undefined && c.revision !== o.update.name).map((c) => c.pod));
+  // over: that decision's write may still land, toward its revision. It is released (releases()
+  // below) and claimed afresh by a later decision.
+  const claimedElsewhere = new Set(o.claims.filter((c) => c.revision !== undefined && c.revision !== o.target.name).map((c) => c.pod));
   const candidates = o.pods
     .filter((v) => !v.orphan && !v.terminating && !v.finished && v.state === null && !inHooks(v.pod) && free(v) && canMove(o, v) && !claimedElsewhere.has(v.name))
     .sort((a, b) => b.ordinal - a.ordinal);
   const started: { view: PodView; rescue: boolean }[] = candidates.filter((v) => isRescue(o, v)).map((view) => ({ view, rescue: true }));
   if (!failed) {
     const unavailable = unavailableInRange(o);
-    let slots = o.maxUnavailable - unavailable;
+    let slots = resolveMaxUnavailable(o.neoset.spec) - unavailable;
     for (const v of candidates) {
       if (slots < 0 || isRescue(o, v)) continue;
       const adds = !v.claimed && isAvailable(v.pod, o.minReadySeconds, o.nowMs);
@@ -96,34 +107,43 @@ export function startUpdates(o: Observed, failed: boolean, free: (v: PodView) =>
     }
   }
   return {
-    actions: started.map(({ view, rescue }) => startUpdate(o, view, rescue)),
-    claims: started.map(({ view }) => ({ pod: view.name, uid: view.ref.uid, resourceVersion: view.ref.resourceVersion, revision: o.update.name })),
+    started,
+    claims: started.map(({ view }) => ({ pod: view.name, uid: view.ref.uid, resourceVersion: view.ref.resourceVersion, revision: o.target.name })),
   };
 }
 
-function startUpdate(o: Observed, v: PodView, rescue: boolean): Action {
-  // §4.10: with update hooks, an update starts by asking the owner (PreparingUpdate); the drain
-  // follows (chained, decide.ts carry) once the handler labels are off.
-  if (hasHooks(o.neoset)) return setLifecycle(o, v, 'PreparingUpdate');
-  return drain(o, v, rescue);
+/**
+ * §2.0: a live update claim this decision does not start — paused, Failed, the partition raised, the
+ * template back, or the budget overspent — is released: a pod write that moves its resourceVersion
+ * past the claimed one, so that the claimer's write can no longer land. The applier makes these
+ * writes before the status (actions.ts writeOrder): once a status acknowledging a pause or a raised
+ * partition is written, no earlier claim can still start a pod.
+ */
+export function releases(o: Rollout, touched: Set<string>): Action[] {
+  return o.pods
+    .filter((v) => v.claimed && !touched.has(v.name))
+    .map((v) => {
+      touched.add(v.name);
+      return { kind: 'releaseClaim', pod: v.ref } as const;
+    });
 }
 
 /** In-place step 1 of a pod's update (§4.4): its drain toward updateRevision. */
-export function drain(o: Observed, v: PodView, rescue = isRescue(o, v)): Action {
+export function drain(o: Rollout, v: PodView, rescue = isRescue(o, v)): Action {
   const grace = o.neoset.spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds;
   const how = updateMethod(o, v.revision) === 'InPlace' ? 'in place' : 'by recreation';
   return markDraining(o, v, drainingState(o, rfc3339(o.nowMs)), {
     type: 'Normal',
     reason: 'UpdateStarted',
     message:
-      `pod ${v.name}: update ${v.revision ?? '(none)'} -> ${o.update.name} ${how}` +
+      `pod ${v.name}: update ${v.revision ?? '(none)'} -> ${o.target.name} ${how}` +
       `${rescue ? ' (rescue: not Ready on an abandoned revision, outside the maxUnavailable budget)' : ''}; draining for ${grace}s`,
   });
 }
 
 /** The state of a pod entering Draining toward updateRevision (a start, or a re-target keeping drainStartedAt). */
-export function drainingState(o: Observed, drainStartedAt: string): InPlaceState {
-  return { revision: o.update.name, phase: 'Draining', drainStartedAt, readiness: o.neoset.spec.updateStrategy.inPlaceUpdateStrategy.readiness };
+export function drainingState(o: Rollout, drainStartedAt: string): InPlaceState {
+  return { revision: o.target.name, phase: 'Draining', drainStartedAt, readiness: o.neoset.spec.updateStrategy.inPlaceUpdateStrategy.readiness };
 }
 
 /**
@@ -131,7 +151,7 @@ export function drainingState(o: Observed, drainStartedAt: string): InPlaceState
  * write. A gate already False keeps its lastTransitionTime: the pod has been out of the endpoints
  * since then, and the grace period counts from it (a re-target does not restart it).
  */
-export function markDraining(o: Observed, v: PodView, state: InPlaceState, event: Extract<Action, { kind: 'markDraining' }>['event']): Action {
+export function markDraining(o: Rollout, v: PodView, state: InPlaceState, event: Extract<Action, { kind: 'markDraining' }>['event']): Action {
   const current = inPlaceGate(v.pod);
   const grace = o.neoset.spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds;
   const since = current?.status === 'False' && current.lastTransitionTime ? current.lastTransitionTime : gateTransitionTime('False', grace, o.nowMs);

@@ -10,31 +10,16 @@
 //
 // A pod counts against maxUnavailable from PreparingUpdate until Normal (availability.ts). A pod that
 // is recreated (not in place) comes back Normal: there is no updated pod to re-join.
-import { ANNOTATION_LIFECYCLE_SINCE, LABEL_LIFECYCLE_STATE } from '../../api/names.ts';
-import type { NeoSet } from '../../api/neoset.ts';
-import type { Observed, PodView } from '../observed.ts';
+import type { Rollout } from '../target.ts';
+import { ANNOTATION_LIFECYCLE_SINCE } from '../../api/names.ts';
+import { lifecycleState } from '../pods/lifecycle-state.ts';
+import type { PodView } from '../observed.ts';
 import type { Pod } from '../objects.ts';
-import type { Action, LifecycleState } from '../plan.ts';
+import type { Action, LifecycleState, PodStep } from '../plan.ts';
 import { isAvailable } from '../pods/availability.ts';
-import type { FailureReason } from '../status/phase.ts';
 import { rfc3339, toMs, type Wakeups } from '../time.ts';
-import { canMove, wantsUpdate } from './starts.ts';
-
-export function lifecycleState(pod: Pod): LifecycleState | null {
-  const s = pod.metadata.labels?.[LABEL_LIFECYCLE_STATE];
-  return s === 'Normal' || s === 'PreparingUpdate' || s === 'Updating' || s === 'Updated' ? s : null;
-}
-
-/** A pod between PreparingUpdate and Normal: it holds a budget slot (§4.10). */
-export function inHooks(pod: Pod): boolean {
-  const s = lifecycleState(pod);
-  return s !== null && s !== 'Normal';
-}
-
-/** The NeoSet has update hooks: its pods are created Normal, and every update goes through PreparingUpdate. */
-export function hasHooks(neoset: Pick<NeoSet, 'spec'>): boolean {
-  return neoset.spec.lifecycle !== undefined && (neoset.spec.lifecycle.preUpdate !== undefined || neoset.spec.lifecycle.postUpdate !== undefined);
-}
+import { canMove, drain, wantsUpdate } from '../update/starts.ts';
+import { hasHooks } from '../pods/lifecycle-state.ts';
 
 function labelsOn(pod: Pod, handler: Record<string, string> | undefined): boolean {
   return handler !== undefined && Object.entries(handler).every(([k, v]) => pod.metadata.labels?.[k] === v);
@@ -44,20 +29,23 @@ function labelsOff(pod: Pod, handler: Record<string, string> | undefined): boole
   return handler === undefined || Object.entries(handler).every(([k, v]) => pod.metadata.labels?.[k] !== v);
 }
 
-export function setLifecycle(o: Observed, v: PodView, state: LifecycleState): Action {
+export function setLifecycle(o: Rollout, v: PodView, state: LifecycleState): Action {
   return { kind: 'setLifecycle', pod: v.ref, state, since: rfc3339(o.nowMs) };
 }
 
-export interface LifecycleStep {
-  action: Action | null;
-  failure?: { reason: FailureReason; message: string };
+/**
+ * How a §4.4 update that starts begins: with update hooks, by asking the owner (PreparingUpdate) —
+ * the drain follows (chained, decide.ts carry) once the handler labels are off; without, its drain.
+ */
+export function startUpdate(o: Rollout, v: PodView, rescue: boolean): Action {
+  return hasHooks(o.neoset) ? setLifecycle(o, v, 'PreparingUpdate') : drain(o, v, rescue);
 }
 
 /**
  * The next lifecycle write of a pod in hooks with no in-place state annotation (an update in flight
- * is §4.4's), or the HookTimeout of its wait. `drain` starts the §4.4 update of a pod the owner let go.
+ * is §4.4's), or the HookTimeout of its wait. A pod the owner let go starts its §4.4 update (its drain).
  */
-export function lifecycleStep(o: Observed, v: PodView, wake: Wakeups, drain: (v: PodView) => Action): LifecycleStep {
+export function lifecycleStep(o: Rollout, v: PodView, wake: Wakeups): PodStep {
   const hooks = o.neoset.spec.lifecycle;
   const state = lifecycleState(v.pod);
   const wanted = wantsUpdate(o, v) && canMove(o, v);
@@ -72,7 +60,7 @@ export function lifecycleStep(o: Observed, v: PodView, wake: Wakeups, drain: (v:
   }
   if (state === 'Updating') {
     // The owner's "go" was given: the update starts (again, after a crash between the two writes) ...
-    if (wanted) return { action: drain(v) };
+    if (wanted) return { action: drain(o, v) };
     // ... or is done (§4.4 removed its state): Updated once the pod is available.
     if (!isAvailable(v.pod, o.minReadySeconds, o.nowMs)) return { action: null };
     return { action: setLifecycle(o, v, hooks?.postUpdate ? 'Updated' : 'Normal') };
@@ -84,7 +72,7 @@ export function lifecycleStep(o: Observed, v: PodView, wake: Wakeups, drain: (v:
   return { action: null };
 }
 
-function waiting(o: Observed, v: PodView, hook: 'preUpdate' | 'postUpdate', timeoutSeconds: number, wake: Wakeups): LifecycleStep {
+function waiting(o: Rollout, v: PodView, hook: 'preUpdate' | 'postUpdate', timeoutSeconds: number, wake: Wakeups): PodStep {
   const since = v.pod.metadata.annotations?.[ANNOTATION_LIFECYCLE_SINCE];
   const deadline = (since ? toMs(since) : o.nowMs) + timeoutSeconds * 1000;
   if (o.nowMs < deadline) {
@@ -93,5 +81,6 @@ function waiting(o: Observed, v: PodView, hook: 'preUpdate' | 'postUpdate', time
   }
   const labels = Object.entries(o.neoset.spec.lifecycle![hook]!.labelsHandler).map(([k, val]) => `${k}=${val}`).join(',');
   const what = hook === 'preUpdate' ? `still carries ${labels}` : `does not carry ${labels} again`;
-  return { action: null, failure: { reason: 'HookTimeout', message: `pod ${v.name}: ${hook} hook not answered within ${timeoutSeconds}s (the pod ${what})` } };
+  const message = `pod ${v.name}: ${hook} hook not answered within ${timeoutSeconds}s (the pod ${what})`;
+  return { action: null, failure: { reason: 'HookTimeout', message, key: `HookTimeout/${v.name}/${since}` } };
 }

@@ -11,7 +11,7 @@ import type { Pod } from '../objects.ts';
 import type { Action, Gate, InPlaceState } from '../plan.ts';
 import { toMs } from '../time.ts';
 import { gateTransitionTime } from './gate-time.ts';
-import { podInPlaceState } from './state-annotation.ts';
+import { podInPlaceState } from '../pods/in-place-state.ts';
 
 export const REASON_DRAINING = 'InPlaceUpdateDraining';
 
