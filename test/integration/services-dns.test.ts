@@ -6,10 +6,12 @@
 // pods, an admission webhook registered by Service, and nothing left behind once it all stops.
 
 import { execFileSync } from 'node:child_process';
-import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { readFile } from 'node:fs/promises';
+import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveCoreDns } from '../../dev/cluster/binaries.ts';
-import { startControlPlane, WORKLOAD_CONTROLLERS, type ControlPlane } from '../../dev/cluster/control-plane.ts';
+import { issueServingCert } from '../../dev/cluster/certs.ts';
+import { filesIn, startControlPlane, WORKLOAD_CONTROLLERS, type ControlPlane } from '../../dev/cluster/control-plane.ts';
 import { probe } from '../../dev/cluster/probe.ts';
 import { API_LINK, CLUSTER_DNS_IP, KUBERNETES_SERVICE_IP, kubeProxyTables } from '../../dev/cluster/service-network.ts';
 import { startServices, type Services } from '../../dev/cluster/services.ts';
@@ -36,7 +38,10 @@ beforeAll(async () => {
     readyDelayMs: 200,
     log: (l) => log.push(l),
     processMode: {
-      imageTable: [{ image: 'neoset.local/echo-server:*', entrypoint: ['{node}', '{checkout}/test/fixtures/process-pods/echo-server.ts'], env: { PORT: '8080' } }],
+      imageTable: [
+        { image: 'neoset.local/echo-server:*', entrypoint: ['{node}', '{checkout}/test/fixtures/process-pods/echo-server.ts'], env: { PORT: '8080' } },
+        { image: 'neoset.local/webhook:*', entrypoint: ['{node}', '{checkout}/test/fixtures/process-pods/webhook-server.ts'], env: { PORT: '8443' } },
+      ],
       programs: { coredns: await resolveCoreDns() },
       backoffMs: 500,
     },
@@ -172,6 +177,66 @@ describe('Services and cluster DNS (kube-proxy nftables, CoreDNS)', () => {
       return r.status === 200 && r;
     }, { what: 'echo-a → a2', timeoutMs: 20_000 });
     expect(again.text).toBe('200 a2');
+  });
+
+  it('calls an admission webhook registered by Service at its pod', async () => {
+    const files = filesIn(cp!.dir);
+    const ca = { certPem: await readFile(files.ca, 'utf8'), keyPem: await readFile(files.caKey, 'utf8') };
+    // The name kube-apiserver verifies a Service's webhook by: <service>.<namespace>.svc.
+    const tls = await issueServingCert(ca, [`webhook.${namespace}.svc`]);
+    await core().createNamespacedSecret({ namespace, body: { metadata: { name: 'webhook-tls' }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': tls.certPem, 'tls.key': tls.keyPem } } });
+    await core().createNamespacedService({
+      namespace,
+      body: { metadata: { name: 'webhook' }, spec: { selector: { app: 'webhook' }, ports: [{ port: 443, targetPort: 8443 }] } },
+    });
+    await core().createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: 'webhook', namespace, labels: { app: 'webhook' } },
+        spec: {
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            {
+              name: 'webhook',
+              image: 'neoset.local/webhook:1',
+              volumeMounts: [{ name: 'tls', mountPath: '/tls', readOnly: true }],
+              readinessProbe: { tcpSocket: { port: 8443 }, periodSeconds: 1 },
+            },
+          ],
+          volumes: [{ name: 'tls', secret: { secretName: 'webhook-tls' } }],
+        },
+      },
+    });
+    await ready('webhook');
+    await cp!.kubeConfig().makeApiClient(AdmissionregistrationV1Api).createValidatingWebhookConfiguration({
+      body: {
+        metadata: { name: 'svc-test' },
+        webhooks: [
+          {
+            name: 'deny.svc.neoset.local',
+            clientConfig: { service: { namespace, name: 'webhook', path: '/validate', port: 443 }, caBundle: Buffer.from(ca.certPem).toString('base64') },
+            rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }],
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
+            failurePolicy: 'Fail',
+            sideEffects: 'None',
+            admissionReviewVersions: ['v1'],
+            timeoutSeconds: 5,
+          },
+        ],
+      },
+    });
+    const create = (name: string, labels: Record<string, string>) => core().createNamespacedConfigMap({ namespace, body: { metadata: { name, labels } } });
+    // The configuration takes effect within a moment (kube-apiserver's informer): until then creates pass.
+    const refusal = await waitFor(async () => {
+      try {
+        await create(`probe-${Date.now()}`, { deny: 'yes' });
+        return false;
+      } catch (err) {
+        return String((err as { body?: unknown }).body ?? err);
+      }
+    }, { what: 'the webhook refusing', timeoutMs: 15_000 });
+    expect(refusal).toContain('denied by webhook');
+    await expect(create('allowed', {})).resolves.toBeDefined();
   });
 
   it('leaves no kube-proxy table, process, interface or network namespace behind', async () => {
