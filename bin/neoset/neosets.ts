@@ -2,7 +2,7 @@
 import { NeoSet } from '../../shared/api/neoset.ts';
 import { LABEL_NEOSET_NAME } from '../../shared/api/names.ts';
 import type { ControllerRevision } from '../../shared/core/objects.ts';
-import { controlOf } from '../../shared/core/observed.ts';
+import { controlOf } from '../../shared/core/ownership.ts';
 import { ApiError, type KubeClient } from '../../shared/k8s/client.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { CliError, EXIT_API, notFound } from './errors.ts';
