@@ -13,13 +13,14 @@ const NAMESPACE = 'kube-system';
 const LABELS = { 'k8s-app': 'kube-dns' };
 
 /**
- * kubeadm's Corefile without `forward . /etc/resolv.conf` (no upstream) and `loop` (which only guards
- * a forward loop): `pods insecure` answers a-b-c-d.<ns>.pod names as kube-dns does.
+ * kubeadm's Corefile (v1.37) without `forward . /etc/resolv.conf` (no upstream) and `loop` (which only
+ * guards a forward loop): `pods insecure` answers a-b-c-d.<ns>.pod names as kube-dns does, and the
+ * cluster's own names are not cached (a Service just created is not denied for 30 s).
  */
 export const COREFILE = `.:53 {
     errors
     health {
-       lameduck 2s
+       lameduck 5s
     }
     ready
     kubernetes ${CLUSTER_DOMAIN} in-addr.arpa ip6.arpa {
@@ -28,7 +29,10 @@ export const COREFILE = `.:53 {
        ttl 30
     }
     prometheus :9153
-    cache 30
+    cache 30 {
+       disable success ${CLUSTER_DOMAIN}
+       disable denial ${CLUSTER_DOMAIN}
+    }
     reload
     loadbalance
 }

@@ -5,7 +5,8 @@
 // cluster DNS, the `kubernetes` Service with the pod's ServiceAccount token, endpoints following the
 // pods, an admission webhook registered by Service, and nothing left behind once it all stops.
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +14,7 @@ import { resolveCoreDns } from '../../dev/cluster/binaries.ts';
 import { issueServingCert } from '../../dev/cluster/certs.ts';
 import { filesIn, startControlPlane, WORKLOAD_CONTROLLERS, type ControlPlane } from '../../dev/cluster/control-plane.ts';
 import { probe } from '../../dev/cluster/probe.ts';
-import { API_LINK, CLUSTER_DNS_IP, KUBERNETES_SERVICE_IP, kubeProxyTables } from '../../dev/cluster/service-network.ts';
+import { API_LINK, claimServiceNetwork, CLUSTER_DNS_IP, KUBERNETES_SERVICE_IP, kubeProxyTables } from '../../dev/cluster/service-network.ts';
 import { startServices, type Services } from '../../dev/cluster/services.ts';
 import { startKubelet, type Kubelet } from '../../dev/kubelet/kubelet.ts';
 import { waitFor } from '../../dev/kubelet/wait-for.ts';
@@ -28,8 +29,24 @@ const log: string[] = [];
 const core = () => cp!.kubeConfig().makeApiClient(CoreV1Api);
 const pids: number[] = [];
 
+let refusedForeignTable: unknown;
+
+/**
+ * What a crashed run leaves: its claim with an owner that is gone, the interface, a kube-proxy table.
+ * Before that, a kube-proxy table with no claim of ours (a real kube-proxy of this host) is refused.
+ */
+async function leaveStaleServices(): Promise<void> {
+  execFileSync('nft', ['add', 'table', 'ip', 'kube-proxy']);
+  refusedForeignTable = await claimServiceNetwork(() => {}).then((claim) => claim.release(), (err: unknown) => err);
+  mkdirSync('/run/neoset/services', { recursive: true });
+  writeFileSync('/run/neoset/services/owner', '999999999\n');
+  spawnSync('ip', ['link', 'add', API_LINK, 'type', 'bridge']);
+  execFileSync('nft', ['add', 'chain', 'ip', 'kube-proxy', 'left-behind']);
+}
+
 beforeAll(async () => {
   const started = Date.now();
+  await leaveStaleServices();
   cp = await startControlPlane({ serviceNetwork: true, extraControllers: WORKLOAD_CONTROLLERS, log: (l) => log.push(l) });
   kubelet = await startKubelet({
     kubeConfig: cp.kubeConfig(),
@@ -97,6 +114,12 @@ describe('Services and cluster DNS (kube-proxy nftables, CoreDNS)', () => {
   let a: V1Pod;
   let b: V1Pod;
   let clusterIP: string;
+
+  it("refused a kube-proxy table that is not ours, and removed what a crashed run of ours had left", () => {
+    expect(String(refusedForeignTable)).toContain('another kube-proxy runs on this machine');
+    expect(log).toContain(`removed what an earlier services stack (pid 999999999) left: ${API_LINK}, ip kube-proxy`);
+    expect(execFileSync('nft', ['list', 'table', 'ip', 'kube-proxy'], { encoding: 'utf8' })).not.toContain('left-behind');
+  });
 
   it('routes the kubernetes Service to the API server, from the host', async () => {
     const answer = await waitFor(() => probe(`https://${KUBERNETES_SERVICE_IP}/version`, { ca: cp!.caPem }), { what: 'kubernetes Service /version', timeoutMs: 10_000 });
