@@ -8,7 +8,8 @@
 export { decide, type Duties } from './decide.ts';
 export { ACTIONS, isReadinessDuty } from './actions.ts';
 export { podReadiness } from './readiness/readiness.ts';
-export type { Action, ActionKind, EventSpec, InPlaceState, ObjectRef, Plan } from './plan.ts';
+export type { Action, ActionKind, EventSpec, ObjectRef, Plan } from './plan.ts';
+export type { InPlaceState } from '../api/inplace-state.ts';
 export type { Snapshot } from './snapshot.ts';
 /** §4.1 */
 export { claimName, newPod, parseOrdinal, podName, podRevision } from './pods/identity.ts';

@@ -16,7 +16,7 @@ export interface Layer {
 export const CORE_LAYERS: readonly Layer[] = [
   {
     name: 'wire types and helpers',
-    holds: ['objects.ts', 'snapshot.ts', 'plan.ts', 'actions.ts', 'failure.ts', 'json.ts', 'time.ts', 'duration.ts', 'field-path.ts', 'selector.ts', 'layers.ts'],
+    holds: ['objects.ts', 'snapshot.ts', 'plan.ts', 'actions.ts', 'failure.ts', 'json.ts', 'time.ts', 'duration.ts', 'field-path.ts', 'selector.ts', 'percent.ts', 'layers.ts'],
   },
   { name: 'pod facts (§4.1 identity and ownership, §4.5 availability, §4.9 resources, the pod annotations)', holds: ['pods/', 'ownership.ts'] },
   { name: 'observed facts (the snapshot read once, §4.2 revisions)', holds: ['revisions/', 'observed.ts'] },

@@ -1,5 +1,6 @@
 // The output of decide(): ordered actions (data, not calls — STYLE §2), the new status, and when to
 // look again. One switch in shared/k8s/apply.ts turns each action into conditional API writes.
+import type { InPlaceState } from '../api/inplace-state.ts';
 import type { NeoSetStatus, PrometheusAnalysis } from '../api/neoset.ts';
 import type { ControllerRevision, OwnerReference, PersistentVolumeClaim, Pod } from './objects.ts';
 import type { ResizeTarget } from './pods/resources.ts';
@@ -15,37 +16,6 @@ export interface ObjectRef {
    * resourceVersion THAT write returned (§2.0: a pod carried through consecutive steps).
    */
   chained?: boolean;
-}
-
-/** The pod annotation neoset.neo.io/inplace-update-state, JSON-encoded (SPEC §4.4). */
-export interface InPlaceState {
-  /** The revision (ControllerRevision name) the pod is being moved to. */
-  revision: string;
-  phase: 'Draining' | 'Updating';
-  drainStartedAt: string;
-  /** inPlaceUpdateStrategy.readiness when the update started: what "done" means for this pod (§4.5). */
-  readiness?: 'Probe' | 'Ready';
-  startedAt?: string;
-  /** container name -> image being rolled out. */
-  targetImages?: Record<string, string>;
-  /** container name -> imageID reported before the patch. */
-  previousImageIDs?: Record<string, string>;
-  /**
-   * container name -> containerID reported before the patch. A new container ID also proves the
-   * restart when the new tag resolves to the same digest as the old one (same imageID). Optional.
-   */
-  previousContainerIDs?: Record<string, string>;
-  /**
-   * §4.9: container name -> the cpu/memory (and resizePolicy) the update resizes it to through
-   * pods/resize. Absent or empty: no resize.
-   */
-  targetResources?: Record<string, ResizeTarget>;
-  /**
-   * §4.9: the API server refused the resize (kube-apiserver's PodResizeValidator: beyond the node's
-   * allocatable) — its message. The rollout is Failed (ResizeInfeasible) until a new template
-   * re-targets the pod.
-   */
-  resizeRefused?: string;
 }
 
 /** SPEC §4.10: the pod label neoset.neo.io/lifecycle-state. */

@@ -3,17 +3,8 @@
 
 /** RFC 3339, truncated to the second like metav1.Time, e.g. 2024-05-01T10:00:00Z. */
 export function rfc3339(ms: number): string {
-  // A decision stamps many writes with the same second: the last one formatted is remembered.
-  const second = Math.floor(ms / 1000);
-  if (second !== lastSecond) {
-    lastText = new Date(second * 1000).toISOString().replace('.000Z', 'Z');
-    lastSecond = second;
-  }
-  return lastText;
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
-
-let lastSecond = NaN;
-let lastText = '';
 
 /** RFC 3339 rounded UP to the second: a moment no earlier than `ms`, for a time a wait is counted from. */
 export function rfc3339Ceil(ms: number): string {

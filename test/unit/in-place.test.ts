@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY } from '../../shared/api/names.ts';
 import { finish, podReadiness } from '../../shared/core/readiness/readiness.ts';
 import { parseInPlaceState } from '../../shared/core/pods/in-place-state.ts';
-import type { Action, InPlaceState } from '../../shared/core/plan.ts';
+import type { InPlaceState } from '../../shared/api/inplace-state.ts';
+import type { Action } from '../../shared/core/plan.ts';
 import { chain, plan, settled, steps } from './helpers.ts';
 import type { World } from './world.ts';
 

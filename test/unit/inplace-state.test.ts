@@ -7,7 +7,7 @@ import {
   parseInPlaceState,
   parsedCacheSize,
 } from '../../shared/core/pods/in-place-state.ts';
-import type { InPlaceState } from '../../shared/core/plan.ts';
+import type { InPlaceState } from '../../shared/api/inplace-state.ts';
 
 describe('the in-place state annotation', () => {
   it('round-trips', () => {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createApp } from '../../functions/readiness/app.ts';
 import { ANNOTATION_INPLACE_STATE, API_VERSION, CONDITION_INPLACE_READY, KIND, LABEL_NEOSET_NAME } from '../../shared/api/names.ts';
 import type { Pod } from '../../shared/core/objects.ts';
-import type { InPlaceState } from '../../shared/core/plan.ts';
+import type { InPlaceState } from '../../shared/api/inplace-state.ts';
 import { ApiError, type KubeClient } from '../../shared/k8s/client.ts';
 
 const NOW = new Date('2025-01-01T00:01:00Z');

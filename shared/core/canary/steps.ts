@@ -3,22 +3,21 @@
 // with the same functions the decision uses, so what it accepts is exactly what decide() can read.
 import type { CanaryStep } from '../../api/neoset.ts';
 import { parseDuration } from '../duration.ts';
-
-const PERCENT = /^(\d{1,3})%$/;
+import { parsePercent } from '../percent.ts';
 
 /** A step's partition against replicas: a percentage rounds UP (more pods held back: OpenKruise's rounding). */
 export function stepPartition(value: number | string, replicas: number): number {
   if (typeof value === 'number') return value;
-  const m = PERCENT.exec(value);
-  return m ? Math.ceil((Number(m[1]) * replicas) / 100) : replicas;
+  const percent = parsePercent(value);
+  return percent === null ? replicas : Math.ceil((percent * replicas) / 100);
 }
 
 /** Why a step's partition is unreadable, or null: an integer >= 0 or a percentage 0%..100%. */
 export function partitionProblem(value: number | string): string | null {
   if (typeof value === 'number') return value < 0 ? `${value} must be >= 0` : null;
-  const m = PERCENT.exec(value);
-  if (!m) return `${JSON.stringify(value)} must be an integer >= 0 or a percentage such as "50%"`;
-  return Number(m[1]) > 100 ? `${value} is over 100%` : null;
+  const percent = parsePercent(value);
+  if (percent === null) return `${JSON.stringify(value)} must be an integer >= 0 or a percentage such as "50%"`;
+  return percent > 100 ? `${value} is over 100%` : null;
 }
 
 /** A timed pause's length in ms; null for a pause that waits for promote (or a step that is no pause). */

@@ -4,7 +4,7 @@ import { CONDITION_INPLACE_READY } from '../../api/names.ts';
 import { runsImage } from './images.ts';
 import { resizeDone } from './resize.ts';
 import type { ContainerStatus, Pod, PodCondition } from '../objects.ts';
-import type { InPlaceState } from '../plan.ts';
+import type { InPlaceState } from '../../api/inplace-state.ts';
 
 export function podCondition(pod: Pod, type: string): PodCondition | undefined {
   return pod.status?.conditions?.find((c) => c.type === type);

@@ -1,8 +1,9 @@
-// The pod annotation neoset.neo.io/inplace-update-state: the only memory of an in-place update in
-// flight (§4.4). Written by markDraining and patchImages, removed by finishInPlaceUpdate.
+// The pod annotation neoset.neo.io/inplace-update-state read from a pod: the only memory of an
+// in-place update in flight (§4.4), parsed with its zod schema (shared/api/inplace-state.ts), once
+// per text. Written by markDraining and patchImages, removed by finishInPlaceUpdate.
+import { InPlaceStateSchema, type InPlaceState } from '../../api/inplace-state.ts';
 import { ANNOTATION_INPLACE_STATE } from '../../api/names.ts';
 import type { Pod } from '../objects.ts';
-import type { InPlaceState } from '../plan.ts';
 
 export function encodeInPlaceState(state: InPlaceState): string {
   return JSON.stringify(state);
@@ -18,9 +19,10 @@ export function parseInPlaceState(raw: string | undefined): InPlaceState | null 
   // The API server refuses a pod whose annotations pass 256 KiB in all: a longer text comes from
   // nowhere but a forged event, and is not even parsed.
   if (raw.length > MAX_STATE_TEXT) return null;
-  // One decision asks for a pod's state several times (observe, its step, availability): parsed once
-  // per annotation text. A pure function of the text, so the cache cannot go stale and its loss loses
-  // nothing but a parse (STYLE §6); the state is frozen, as everyone shares it. Bounded in entries
+  // One decision asks for a pod's state several times (observe, its step, availability, every step
+  // carried): parsed once per annotation text. Module-level, and STYLE §6 allows it: bookkeeping whose
+  // loss loses nothing — a cache of a pure function of the text, so it cannot go stale, decides
+  // nothing, and a restart costs one parse per pod; the state is frozen, as everyone shares it. Bounded in entries
   // and in bytes of text, and emptied when full (a decision needs one NeoSet's pods); a text longer
   // than any state NeoSet writes (a few KiB, a 20-container pod's ~6 KiB) is parsed, never kept.
   let state = parsed.get(raw);
@@ -58,11 +60,8 @@ function parse(raw: string): InPlaceState | null {
   } catch {
     return null;
   }
-  if (value === null || typeof value !== 'object') return null;
-  const s = value as Partial<InPlaceState>;
-  if (typeof s.revision !== 'string' || (s.phase !== 'Draining' && s.phase !== 'Updating')) return null;
-  if (typeof s.drainStartedAt !== 'string') return null;
-  return deepFreeze(s as InPlaceState);
+  const state = InPlaceStateSchema.safeParse(value);
+  return state.success ? deepFreeze(state.data) : null;
 }
 
 export function podInPlaceState(pod: Pod): InPlaceState | null {

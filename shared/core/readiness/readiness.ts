@@ -8,7 +8,8 @@
 import { hasFinished, inPlaceGate, inPlaceUpdateDone, isRunningAndStarted, isTerminating } from '../pods/conditions.ts';
 import { objectRef, podRevision } from '../pods/identity.ts';
 import type { Pod } from '../objects.ts';
-import type { Action, Gate, InPlaceState } from '../plan.ts';
+import type { InPlaceState } from '../../api/inplace-state.ts';
+import type { Action, Gate } from '../plan.ts';
 import { toMs } from '../time.ts';
 import { gateTransitionTime } from './gate-time.ts';
 import { podInPlaceState } from '../pods/in-place-state.ts';

@@ -2,13 +2,18 @@
 import type { NeoSetSpec } from '../../api/neoset.ts';
 import type { Observed } from '../observed.ts';
 import { isUnavailableForBudget } from '../pods/availability.ts';
+import { parsePercent } from '../percent.ts';
 
-/** maxUnavailable: an integer, or a percentage of replicas rounded up; at least 1. */
+/**
+ * maxUnavailable: an integer, or a percentage of replicas rounded up; at least 1 — also for a text
+ * admission refuses (a maxUnavailable stored while admission was down): an unreadable budget is the
+ * smallest one.
+ */
 export function resolveMaxUnavailable(spec: NeoSetSpec): number {
   const value = spec.updateStrategy.maxUnavailable;
   let n: number;
   if (typeof value === 'number') n = value;
-  else if (value.trim().endsWith('%')) n = Math.ceil((Number.parseFloat(value) * spec.replicas) / 100);
+  else if (value.trim().endsWith('%')) n = Math.ceil(((parsePercent(value) ?? NaN) * spec.replicas) / 100);
   else n = Number.parseInt(value, 10);
   return Number.isFinite(n) && n >= 1 ? Math.floor(n) : 1;
 }
