@@ -11,6 +11,7 @@ import { LIMIT_VARIABLES, type AdmissionLimits } from './limits.ts';
 import { unmetRequirements } from '../core/selector.ts';
 import { selectorShapeIssues } from './selector.ts';
 import { joinPath } from '../core/field-path.ts';
+import { parsePercent } from '../core/percent.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /**
@@ -44,9 +45,8 @@ function maxUnavailableIssues(value: number | string): Issue[] {
   if (typeof value === 'number') {
     return value < 1 ? [issue(path, `${value} must be at least 1 (or a percentage from 1% to 100%)`)] : [];
   }
-  const percent = /^(\d{1,10})%$/.exec(value);
-  if (!percent) return [issue(path, `${JSON.stringify(value)} must be an integer >= 1 or a percentage such as "25%" (1% to 100%)`)];
-  const p = Number(percent[1]);
+  const p = parsePercent(value);
+  if (p === null) return [issue(path, `${JSON.stringify(value)} must be an integer >= 1 or a percentage such as "25%" (1% to 100%)`)];
   if (p < 1) return [issue(path, `${value} must be at least 1%`)];
   if (p > 100) return [issue(path, `${value} is over 100%`)];
   return [];
