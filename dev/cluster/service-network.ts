@@ -12,7 +12,7 @@
 // left is recognised and removed by the next one, and what another live run (or a real kube-proxy of
 // this host) has is never touched.
 
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execute, pidAlive, STATE_ROOT } from '../kubelet/process/network.ts';
 
@@ -80,6 +80,7 @@ export async function claimServiceNetwork(log: (line: string) => void): Promise<
   const release = async () => {
     await execute('ip', ['link', 'del', API_LINK]);
     await rm(OWNER_DIR, { recursive: true, force: true });
+    await rmdir(STATE_ROOT).catch(() => {}); // when no kubelet's state is left in it
   };
   for (const args of [['link', 'add', API_LINK, 'type', 'bridge'], ['addr', 'add', `${API_ADDRESS}/32`, 'dev', API_LINK], ['link', 'set', API_LINK, 'up']]) {
     const r = await execute('ip', args);

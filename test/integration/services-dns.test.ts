@@ -6,7 +6,7 @@
 // pods, an admission webhook registered by Service, and nothing left behind once it all stops.
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -278,5 +278,6 @@ describe('Services and cluster DNS (kube-proxy nftables, CoreDNS)', () => {
     expect(pids.filter((pid) => { try { process.kill(pid, 0); return true; } catch { return false; } })).toEqual([]);
     expect(execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' })).not.toContain(`: ${API_LINK}:`);
     expect(netns()).not.toContain(`neoset-${index}-`);
+    expect(existsSync('/run/neoset/services')).toBe(false);
   });
 });
