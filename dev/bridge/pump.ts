@@ -14,9 +14,6 @@ import { BROKER_DELIVERY, CONTAINER_CONCURRENCY, deliver, type DeliverySpec, typ
 import { createLimiter, type Limiter } from './limiter.ts';
 import { resilientWatch, type KubeObject, type ResilientWatch, type WatchEventType } from '../../shared/k8s/watch.ts';
 
-export type { DeliverySpec, FetchLike } from './delivery.ts';
-
-export { PING_TYPE };
 const TYPE_OF: Record<WatchEventType, string> = { ADDED: 'add', MODIFIED: 'update', DELETED: 'delete' };
 
 /** A CloudEvent as the pump builds it (attributes + data). */

@@ -5,7 +5,8 @@
 // timeout when the delivery sets none, and the Service's containerConcurrency as the parallelism.
 import type { Manifest } from '../manifests.ts';
 import { parseIsoDuration, type DeliverySpec, type FetchLike } from './delivery.ts';
-import { PING_TYPE, type Sink, type SinkKind } from './pump.ts';
+import { PING_TYPE } from '../../shared/events/target.ts';
+import type { Sink, SinkKind } from './pump.ts';
 
 /** Knative Serving's default revision timeout (config-defaults revision-timeout-seconds). */
 const DEFAULT_TIMEOUT_SECONDS = 300;
