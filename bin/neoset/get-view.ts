@@ -1,17 +1,21 @@
 // `kubectl neoset get`: the seed's table (the CRD's printer columns, SPEC §3) plus UPDATING, the pods
 // being updated now (status.currentUpdatePods; the seed's "Current Update Pod").
 import type { NeoSet } from '../../shared/api/neoset.ts';
+import { canaryPosition, type CanaryPosition } from '../../shared/core/canary/position.ts';
 import { formatTable, humanDuration } from './table.ts';
 
 const HEADER = ['NAME', 'REPLICAS', 'READY', 'UPDATED', 'PHASE', 'CURRENT', 'TARGET', 'AGE', 'UPDATING'];
 
-/** §4.11: the canary step column, shown when a NeoSet has steps: `2/5`, or `done`. */
+/** A canary position as the plugin spells it: `2/5`, or `done`. */
+export const stepText = (at: CanaryPosition): string => (at.done ? 'done' : `${at.index + 1}/${at.count}`);
+
+/** §4.11: the canary step column, shown when a NeoSet has steps: `2/5`, `done`, or `AnalysisFailed@1/5`. */
 function stepColumn({ spec, status = {} }: NeoSet): string {
-  const steps = spec.updateStrategy.canary?.steps.length ?? 0;
   const c = status.canary;
-  if (steps === 0 || !c) return '-';
-  if (c.abort) return `${c.abort.reason}@${Math.min(c.stepIndex + 1, steps)}/${steps}`;
-  return c.stepIndex >= steps ? 'done' : `${c.stepIndex + 1}/${steps}`;
+  const at = canaryPosition(spec.updateStrategy.canary?.steps.length ?? 0, c, status.updateRevision);
+  if (!c || !at) return '-';
+  if (c.abort) return `${c.abort.reason}@${Math.min(at.index + 1, at.count)}/${at.count}`;
+  return stepText(at);
 }
 
 export function formatNeoSets(neosets: NeoSet[], now: number): string {

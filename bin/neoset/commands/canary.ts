@@ -2,10 +2,12 @@
 // through the status subresource conditional on the resourceVersion read — spec is never touched.
 // The decision reads it from there like any other memory of the rollout.
 import { canaryCommand, type CanaryCommand } from '../../../shared/core/canary/commands.ts';
+import { canaryPosition } from '../../../shared/core/canary/position.ts';
 import { ApiError } from '../../../shared/k8s/client.ts';
 import { paths } from '../../../shared/k8s/paths.ts';
 import type { Cluster } from '../cluster.ts';
 import { ConflictError } from '../errors.ts';
+import { stepText } from '../get-view.ts';
 import { readNeoSet, ref } from '../neosets.ts';
 
 const DONE: Record<CanaryCommand, (step: string) => string> = {
@@ -33,8 +35,8 @@ export async function canary({ client, namespace }: Cluster, name: string, comma
     }
     throw err;
   }
-  const steps = neoset.spec.updateStrategy.canary!.steps.length;
-  return `${ref(name)} ${DONE[command](`step ${r.canary.stepIndex + 1 > steps ? 'done' : `${r.canary.stepIndex + 1}/${steps}`}`)}`;
+  const at = canaryPosition(neoset.spec.updateStrategy.canary?.steps.length ?? 0, r.canary, neoset.status?.updateRevision);
+  return `${ref(name)} ${DONE[command](`step ${at ? stepText(at) : '-'}`)}`;
 }
 
 /** Whether `promote` drives the canary steps rather than the partition. */
