@@ -38,8 +38,8 @@ export type Created = Pod | PersistentVolumeClaim | ControllerRevision;
 
 /**
  * A create met AlreadyExists; `existing` is the object read under that name. What the StatefulSet
- * controller does: ours already (another decision won the race) → a race (a conflict); a claim of
- * that name → used, labelled as ours so later snapshots list it (claims are matched by name, §4.1);
+ * controller does: ours already (another decision won the race) → a race (a conflict); a volume claim of
+ * that name → used, labelled as ours so later snapshots list it (volume claims are matched by name, §4.1);
  * an orphan revision with our template → adopted; anything else → refused, with why.
  */
 export type NameTaken =

@@ -25,9 +25,9 @@ import type { Action, Plan, PodStep } from './plan.ts';
 import { carry, podStep, type Duties } from './pod-step.ts';
 import { availableSince } from './pods/availability.ts';
 import { pruneRevisions } from './revisions/revisions.ts';
-import { claimOwnerActions, scalingActions } from './scaling/scaling.ts';
+import { volumeClaimOwnerActions, scalingActions } from './scaling/scaling.ts';
 import type { Snapshot } from './snapshot.ts';
-import { rolloutPending } from './status/phase.ts';
+import { rolloutUnfinished } from './status/phase.ts';
 import { computeStatus } from './status/status.ts';
 import { liveRevisions, rolloutTarget, type Rollout } from './target.ts';
 import { Wakeups } from './time.ts';
@@ -43,7 +43,7 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
   const wake = new Wakeups(o.nowMs);
   const pvcs = new Map<string, PersistentVolumeClaim>(snapshot.pvcs.map((p) => [p.metadata.name, p]));
   const touched = new Set<string>();
-  const actions: Action[] = [...adoptions(o, touched), ...o.revisions.actions, ...claimOwnerActions(o, pvcs), ...scalingActions(o, pvcs, touched)];
+  const actions: Action[] = [...adoptions(o, touched), ...o.revisions.actions, ...volumeClaimOwnerActions(o, pvcs), ...scalingActions(o, pvcs, touched)];
   const events: Action[] = [];
   let failure: Failure | null = null;
   const fail = (f: NonNullable<PodStep['failure']>) => {
@@ -52,7 +52,7 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
   };
 
   for (const v of o.pods) {
-    if (touched.has(v.name) || v.terminating || v.finished || v.orphan) continue;
+    if (touched.has(v.name) || v.terminating || v.terminalPhase || v.orphan) continue;
     const step = podStep(o, v, wake, duties);
     if (step.failure) fail(step.failure);
     if (step.action) {
@@ -87,7 +87,7 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
     const at = availableSince(v.pod, o.minReadySeconds);
     if (at !== null) wake.at(at);
   }
-  const status = computeStatus(o, rolloutPending(o), failure, starts.claims);
+  const status = computeStatus(o, rolloutUnfinished(o), failure, starts.claims);
   const claim = actions.some(needsClaim);
   return {
     actions,

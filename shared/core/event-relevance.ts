@@ -26,7 +26,7 @@ import { ANNOTATION_RESTART_BASE, KIND } from '../api/names.ts';
 import { restartsSinceUpdate } from './canary/restarts.ts';
 import type { NeoSet } from '../api/neoset.ts';
 import type { Pod } from './objects.ts';
-import { hasFinished, inPlaceGate, isReady, isTerminating, podCondition } from './pods/conditions.ts';
+import { inTerminalPhase, inPlaceGate, isReady, isTerminating, podCondition } from './pods/conditions.ts';
 import { podInPlaceState } from './pods/in-place-state.ts';
 
 /** Why reconcile may leave this NeoSet update event alone, or null when it must reconcile. */
@@ -38,7 +38,7 @@ export function neosetEventCanSkip(neoset: Pick<NeoSet, 'metadata' | 'status'>):
 
 /** Why reconcile may leave this Pod event alone, or null when it must reconcile. */
 export function podEventCanSkip(pod: Pod): string | null {
-  if (isTerminating(pod) || hasFinished(pod)) return null;
+  if (isTerminating(pod) || inTerminalPhase(pod)) return null;
   if (!pod.metadata.ownerReferences?.some((r) => r.controller && r.kind === KIND)) return null;
   const state = podInPlaceState(pod);
   // §4.9: a resize that cannot be done fails the rollout — reconcile's to say, from this very event.

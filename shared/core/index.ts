@@ -12,7 +12,7 @@ export type { Action, ActionKind, EventSpec, ObjectRef, Plan } from './plan.ts';
 export type { InPlaceState } from '../api/inplace-state.ts';
 export type { Snapshot } from './snapshot.ts';
 /** §4.1 */
-export { claimName, newPod, parseOrdinal, podName, podRevision } from './pods/identity.ts';
+export { volumeClaimName, newPod, parseOrdinal, podName, podRevision } from './pods/identity.ts';
 export { availableSince, isAvailable } from './pods/availability.ts';
 export { inPlaceUpdateDone, isReady } from './pods/conditions.ts';
 export { normalizeImage, runsImage, sameImage } from './pods/images.ts';
@@ -21,7 +21,7 @@ export { mainImage, resolveRevisions, revisionName, type Revision, type Revision
 export { templateHash } from './revisions/hash.ts';
 export { templateChange, type TemplateChange } from './revisions/template-diff.ts';
 /** §4.3 */
-export { claimNames } from './scaling/volume-claims.ts';
+export { volumeClaimNames } from './scaling/volume-claims.ts';
 /** §4.4: the budget, and the in-place state annotation. */
 export { resolveMaxUnavailable } from './update/budget.ts';
 export { encodeInPlaceState, parseInPlaceState, podInPlaceState } from './pods/in-place-state.ts';

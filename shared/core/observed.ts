@@ -8,12 +8,12 @@ import type { ControllerRevision, Pod } from './objects.ts';
 import type { InPlaceState } from '../api/inplace-state.ts';
 import type { ObjectRef } from './plan.ts';
 import { objectRef, parseOrdinal, podRevision } from './pods/identity.ts';
-import { hasFinished, isTerminating } from './pods/conditions.ts';
+import { inTerminalPhase, isTerminating } from './pods/conditions.ts';
 import { resolveRevisions, type Revisions } from './revisions/revisions.ts';
 import type { Snapshot } from './snapshot.ts';
 import { templateChange, type TemplateChange } from './revisions/template-diff.ts';
 
-export interface PodView {
+export interface ObservedPod {
   pod: Pod;
   name: string;
   ordinal: number;
@@ -23,7 +23,7 @@ export interface PodView {
   state: InPlaceState | null;
   terminating: boolean;
   /** Phase Failed or Succeeded. */
-  finished: boolean;
+  terminalPhase: boolean;
   /** ordinal < spec.replicas; the others are condemned (scale-down). */
   inRange: boolean;
   /**
@@ -42,12 +42,12 @@ export interface Observed {
   replicas: number;
   minReadySeconds: number;
   /** Pods with a NeoSet ordinal, by ordinal. Pods whose name is not `<neoset>-<i>` are not ours to act on. */
-  pods: PodView[];
-  byOrdinal: Map<number, PodView>;
+  pods: ObservedPod[];
+  byOrdinal: Map<number, ObservedPod>;
   revisions: Revisions;
   /** How a pod on revision `from` moves to `to`; null when `from` is not a stored revision. */
   change(from: string | undefined, to: string): TemplateChange | null;
-  /** The claims of status.updateClaims that are still live (see PodView.claimed). */
+  /** The claims of status.updateClaims that are still live (see ObservedPod.claimed). */
   claims: UpdateClaim[];
   /** Revisions with no controller that the NeoSet selects: adopted, and used meanwhile (§4.1, §4.2). */
   orphanRevisions: ControllerRevision[];
@@ -57,7 +57,7 @@ export type UpdateClaim = NonNullable<NeoSetStatus['updateClaims']>[number];
 
 export function observe(snapshot: Snapshot, nowMs: number): Observed {
   const { neoset } = snapshot;
-  const views: PodView[] = [];
+  const views: ObservedPod[] = [];
   const claimed = new Map((neoset.status?.updateClaims ?? []).map((c) => [c.pod, c]));
   const claims: UpdateClaim[] = [];
   for (const pod of snapshot.pods) {
@@ -78,7 +78,7 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
       revision: podRevision(pod),
       state,
       terminating,
-      finished: hasFinished(pod),
+      terminalPhase: inTerminalPhase(pod),
       inRange: ordinal < neoset.spec.replicas,
       claimed: live,
       orphan: control === 'orphan',

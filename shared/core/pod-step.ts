@@ -2,7 +2,7 @@
 // decides a pod's next step, and carrying the pod on through the steps that need no waiting.
 import { isReadinessDuty } from './actions.ts';
 import { lifecycleStep } from './hooks/lifecycle.ts';
-import type { PodView } from './observed.ts';
+import type { ObservedPod } from './observed.ts';
 import type { Action, ObjectRef, PodStep } from './plan.ts';
 import { podRevision } from './pods/identity.ts';
 import { podInPlaceState } from './pods/in-place-state.ts';
@@ -26,7 +26,7 @@ export type Duties = 'all' | 'reconcile';
  * next lifecycle step (§4.10), else its gate; any other its gate (§4.5). A step that is the
  * readiness function's duty is not this decision's on a Pod event.
  */
-export function podStep(o: Rollout, v: PodView, wake: Wakeups, duties: Duties): PodStep {
+export function podStep(o: Rollout, v: ObservedPod, wake: Wakeups, duties: Duties): PodStep {
   let step: PodStep;
   if (v.state !== null) step = v.inRange ? inFlightStep(o, v, wake) : { action: null };
   else if (v.inRange && inHooks(v.pod)) {
@@ -43,7 +43,7 @@ export function podStep(o: Rollout, v: PodView, wake: Wakeups, duties: Duties): 
  * resourceVersion the previous write returned. A drain with no grace period is one invocation:
  * state annotation with gate False (one write), then the image patch, then (§4.9) the resize.
  */
-export function carry(o: Rollout, v: PodView, first: Action, wake: Wakeups, duties: Duties): Action[] {
+export function carry(o: Rollout, v: ObservedPod, first: Action, wake: Wakeups, duties: Duties): Action[] {
   const chain = [first];
   let pod = v.pod;
   for (let last = first; chain.length < 6; ) {

@@ -4,7 +4,7 @@
 // then work toward it.
 import type { AnalysisMeasurement } from './snapshot.ts';
 import { isAvailable } from './pods/availability.ts';
-import type { Observed, PodView } from './observed.ts';
+import type { Observed, ObservedPod } from './observed.ts';
 import type { Revision } from './revisions/revisions.ts';
 import { canaryProgress, type CanaryProgress } from './canary/progress.ts';
 
@@ -57,7 +57,7 @@ export function rolloutTarget(o: Observed, measurement: AnalysisMeasurement | un
  * §4.2: currentRevision advances only when every pod 0..replicas-1 exists, runs the target
  * (label, and no in-place update in flight) and is available — so never while partition holds pods back.
  */
-function rolloutDone(replicas: number, byOrdinal: Map<number, PodView>, target: string, minReady: number, nowMs: number): boolean {
+function rolloutDone(replicas: number, byOrdinal: Map<number, ObservedPod>, target: string, minReady: number, nowMs: number): boolean {
   for (let i = 0; i < replicas; i++) {
     const v = byOrdinal.get(i);
     if (!v || v.terminating || v.revision !== target || v.state !== null || !isAvailable(v.pod, minReady, nowMs)) return false;

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identityManifests, kubectlApply, kustomize, SYSTEM_NAMESPACE, type Manifest } from '../../dev/manifests.ts';
 import { poll } from '../../dev/cluster/wait.ts';
 import { API_VERSION, KIND, LABEL_NEOSET_NAME } from '../../shared/api/names.ts';
-import { claimName } from '../../shared/core/pods/identity.ts';
+import { volumeClaimName } from '../../shared/core/pods/identity.ts';
 import { createKubeClient, type KubeClient } from '../../shared/k8s/client.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { auditLogPath, createTestNamespace, kubeConfig, kubeconfigPath, kubectl, type TestNamespace } from '../cluster/harness.ts';
@@ -222,12 +222,12 @@ describe('what the functions do under their ServiceAccounts, with the policy ins
 
   it('creates the claims (one taken by name, labelled), the revision and the pods; updates them in place twice; rolls back (renumber) and prunes', async () => {
     // A claim with ordinal 0's name, made before the NeoSet, without its label: used and labelled.
-    const taken = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: claimName('data', NAME, 0) }, spec: claimTemplate.spec };
+    const taken = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: volumeClaimName('data', NAME, 0) }, spec: claimTemplate.spec };
     expect((await stack.kubectl(['create', '-f', '-'], JSON.stringify(taken))).code).toBe(0);
     await applyNeoSet(stack, manifest(3));
     await untilStatus(stack, NAME, '3 ready pods', (n) => n.status?.readyReplicas === 3, 60_000);
     const claims = JSON.parse((await stack.kubectl(['get', 'pvc', '-o', 'json'])).stdout).items as { metadata: { name: string; labels?: Record<string, string> } }[];
-    expect(claims.map((c) => [c.metadata.name, c.metadata.labels?.[LABEL_NEOSET_NAME]]).sort()).toEqual([0, 1, 2].map((i) => [claimName('data', NAME, i), NAME]));
+    expect(claims.map((c) => [c.metadata.name, c.metadata.labels?.[LABEL_NEOSET_NAME]]).sort()).toEqual([0, 1, 2].map((i) => [volumeClaimName('data', NAME, i), NAME]));
 
     for (const image of ['mysql:8.1', 'mysql:8.2']) {
       await patchNeoSet(stack, NAME, { spec: { template: template(image) } });

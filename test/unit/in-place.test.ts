@@ -1,7 +1,7 @@
 // One pod's in-place update (SPEC §4.4 steps 1-5, §4.5), one write per decision.
 import { describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY } from '../../shared/api/names.ts';
-import { finish, podReadiness } from '../../shared/core/readiness/readiness.ts';
+import { finishInPlaceUpdate, podReadiness } from '../../shared/core/readiness/readiness.ts';
 import { parseInPlaceState } from '../../shared/core/pods/in-place-state.ts';
 import type { InPlaceState } from '../../shared/api/inplace-state.ts';
 import type { Action } from '../../shared/core/plan.ts';
@@ -120,7 +120,7 @@ describe('in-place update of one pod', () => {
       c.started = false;
       c.state = { waiting: { reason: 'ContainerCreating' } };
     });
-    expect(finish(w.pod(0)!, state(w, 0)!, w.now, true)).not.toHaveProperty('gate');
+    expect(finishInPlaceUpdate(w.pod(0)!, state(w, 0)!, w.now, true)).not.toHaveProperty('gate');
   });
 
   it('a new pod gets its gate once Running with containers started, without waiting for Ready', async () => {

@@ -12,13 +12,14 @@
 import type { CanaryStatus, NeoSet, PrometheusAnalysis } from '../../api/neoset.ts';
 import { isAvailable } from '../pods/availability.ts';
 import { isReady, podCondition } from '../pods/conditions.ts';
+import type { Failure } from '../failure.ts';
 import type { Action } from '../plan.ts';
 import type { AnalysisMeasurement } from '../snapshot.ts';
 import { rfc3339, toMs } from '../time.ts';
 import { pauseEnd } from './position.ts';
 import { restartsSinceUpdate } from './restarts.ts';
 import { holds, parseSuccessCondition, partitionAt, pauseMs } from './steps.ts';
-import type { PodView } from '../observed.ts';
+import type { ObservedPod } from '../observed.ts';
 
 /** How soon an inconclusive analysis is tried again. */
 export const INCONCLUSIVE_RETRY_MS = 10_000;
@@ -31,7 +32,7 @@ export interface CanaryProgress {
   /** The rollout of the update revision is aborted: pods return to currentRevision (§4.11). */
   aborted: boolean;
   /** AnalysisFailed / Aborted, for the Progressing condition and phase Failed. */
-  failure: { reason: 'AnalysisFailed' | 'Aborted'; message: string } | null;
+  failure: (Failure & { reason: 'AnalysisFailed' | 'Aborted' }) | null;
   /** Why the steps wait for someone (a pause without duration, an inconclusive analysis): phase Paused. */
   waiting: { reason: 'CanaryPause' | 'AnalysisInconclusive'; message: string } | null;
   /** When a timed pause ends (or an inconclusive analysis is tried again), in ms. */
@@ -48,8 +49,8 @@ export interface CanaryFacts {
   updateRevision: string;
   currentRevision: string;
   minReadySeconds: number;
-  pods: PodView[];
-  byOrdinal: Map<number, PodView>;
+  pods: ObservedPod[];
+  byOrdinal: Map<number, ObservedPod>;
   measurement: AnalysisMeasurement | undefined;
 }
 

@@ -13,7 +13,7 @@
 import type { Rollout } from '../target.ts';
 import { ANNOTATION_LIFECYCLE_SINCE } from '../../api/names.ts';
 import { lifecycleState } from '../pods/lifecycle-state.ts';
-import type { PodView } from '../observed.ts';
+import type { ObservedPod } from '../observed.ts';
 import type { Pod } from '../objects.ts';
 import type { Action, LifecycleState, PodStep } from '../plan.ts';
 import { isAvailable } from '../pods/availability.ts';
@@ -29,7 +29,7 @@ function labelsOff(pod: Pod, handler: Record<string, string> | undefined): boole
   return handler === undefined || Object.entries(handler).every(([k, v]) => pod.metadata.labels?.[k] !== v);
 }
 
-export function setLifecycle(o: Rollout, v: PodView, state: LifecycleState): Action {
+export function setLifecycle(o: Rollout, v: ObservedPod, state: LifecycleState): Action {
   return { kind: 'setLifecycle', pod: v.ref, state, since: rfc3339(o.nowMs) };
 }
 
@@ -37,7 +37,7 @@ export function setLifecycle(o: Rollout, v: PodView, state: LifecycleState): Act
  * How a §4.4 update that starts begins: with update hooks, by asking the owner (PreparingUpdate) —
  * the drain follows (chained, decide.ts carry) once the handler labels are off; without, its drain.
  */
-export function startUpdate(o: Rollout, v: PodView, rescue: boolean): Action {
+export function startUpdate(o: Rollout, v: ObservedPod, rescue: boolean): Action {
   return hasHooks(o.neoset) ? setLifecycle(o, v, 'PreparingUpdate') : drain(o, v, rescue);
 }
 
@@ -45,7 +45,7 @@ export function startUpdate(o: Rollout, v: PodView, rescue: boolean): Action {
  * The next lifecycle write of a pod in hooks with no in-place state annotation (an update in flight
  * is §4.4's), or the HookTimeout of its wait. A pod the owner let go starts its §4.4 update (its drain).
  */
-export function lifecycleStep(o: Rollout, v: PodView, wake: Wakeups): PodStep {
+export function lifecycleStep(o: Rollout, v: ObservedPod, wake: Wakeups): PodStep {
   const hooks = o.neoset.spec.lifecycle;
   const state = lifecycleState(v.pod);
   const wanted = wantsUpdate(o, v) && canMove(o, v);
@@ -72,7 +72,7 @@ export function lifecycleStep(o: Rollout, v: PodView, wake: Wakeups): PodStep {
   return { action: null };
 }
 
-function waiting(o: Rollout, v: PodView, hook: 'preUpdate' | 'postUpdate', timeoutSeconds: number, wake: Wakeups): PodStep {
+function waiting(o: Rollout, v: ObservedPod, hook: 'preUpdate' | 'postUpdate', timeoutSeconds: number, wake: Wakeups): PodStep {
   const since = v.pod.metadata.annotations?.[ANNOTATION_LIFECYCLE_SINCE];
   const deadline = (since ? toMs(since) : o.nowMs) + timeoutSeconds * 1000;
   if (o.nowMs < deadline) {

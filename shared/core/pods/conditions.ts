@@ -19,7 +19,7 @@ export function isTerminating(pod: Pod): boolean {
 }
 
 /** Phase Failed or Succeeded: the kubelet will not run it again; it is deleted and recreated (§4.3). */
-export function hasFinished(pod: Pod): boolean {
+export function inTerminalPhase(pod: Pod): boolean {
   return pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded';
 }
 

@@ -35,9 +35,9 @@ export function parseOrdinal(neoset: string, name: string): number | null {
   return ordinal;
 }
 
-/** The PersistentVolumeClaim of volumeClaimTemplate `claim` for the pod of `ordinal` (§4.1): `<claim>-<neoset>-<ordinal>`. */
-export function claimName(claim: string, neoset: string, ordinal: number): string {
-  return `${claim}-${neoset}-${ordinal}`;
+/** The PersistentVolumeClaim of volumeClaimTemplate `template` for the pod of `ordinal` (§4.1): `<template>-<neoset>-<ordinal>`. */
+export function volumeClaimName(template: string, neoset: string, ordinal: number): string {
+  return `${template}-${neoset}-${ordinal}`;
 }
 
 const DASH = 45;
@@ -77,11 +77,11 @@ export function newPod(neoset: NeoSet, ordinal: number, revision: string, templa
   if (neoset.spec.serviceName) spec.subdomain = neoset.spec.serviceName;
   else delete spec.subdomain;
   const volumes = [...(spec.volumes ?? [])];
-  for (const claim of neoset.spec.volumeClaimTemplates) {
-    if (volumes.some((v) => v.name === claim.metadata.name)) continue;
+  for (const volumeClaim of neoset.spec.volumeClaimTemplates) {
+    if (volumes.some((v) => v.name === volumeClaim.metadata.name)) continue;
     volumes.push({
-      name: claim.metadata.name,
-      persistentVolumeClaim: { claimName: claimName(claim.metadata.name, neoset.metadata.name, ordinal) },
+      name: volumeClaim.metadata.name,
+      persistentVolumeClaim: { claimName: volumeClaimName(volumeClaim.metadata.name, neoset.metadata.name, ordinal) },
     });
   }
   if (volumes.length > 0) spec.volumes = volumes;

@@ -5,7 +5,7 @@
 // writes is asked again of the pod as read, each write conditional on that read's resourceVersion
 // (SPEC §2.0, shared/k8s/pod-readiness.ts). decide() takes its in-place ends from here too: one rule,
 // one home.
-import { hasFinished, inPlaceGate, inPlaceUpdateDone, isRunningAndStarted, isTerminating } from '../pods/conditions.ts';
+import { inTerminalPhase, inPlaceGate, inPlaceUpdateDone, isRunningAndStarted, isTerminating } from '../pods/conditions.ts';
 import { objectRef, podRevision } from '../pods/identity.ts';
 import type { Pod } from '../objects.ts';
 import type { InPlaceState } from '../../api/inplace-state.ts';
@@ -18,19 +18,19 @@ export const REASON_DRAINING = 'InPlaceUpdateDraining';
 
 /** The readiness duties for one pod now: finish a done update (its gate opening in the same write), or open a gate. */
 export function podReadiness(pod: Pod, nowMs: number, fallbackMode: 'Probe' | 'Ready' = 'Probe'): Action[] {
-  if (isTerminating(pod) || hasFinished(pod)) return [];
+  if (isTerminating(pod) || inTerminalPhase(pod)) return [];
   const state = podInPlaceState(pod);
   if (state === null) {
     const gate = openGate(pod, nowMs);
     return gate ? [gate] : [];
   }
   if (!inPlaceUpdateDone(pod, state, state.readiness ?? fallbackMode)) return [];
-  return [finish(pod, state, nowMs, false)];
+  return [finishInPlaceUpdate(pod, state, nowMs, false)];
 }
 
 /** A pod with no update in flight whose gate is not open: a new pod once running (§4.1), or step 4b. */
 export function openGate(pod: Pod, nowMs: number): Extract<Action, { kind: 'setInPlaceReady' }> | null {
-  if (isTerminating(pod) || hasFinished(pod) || podInPlaceState(pod) !== null) return null;
+  if (isTerminating(pod) || inTerminalPhase(pod) || podInPlaceState(pod) !== null) return null;
   const gate = inPlaceGate(pod);
   if (gate?.status === 'True' || !isRunningAndStarted(pod)) return null;
   const afterUpdate = gate?.reason === REASON_DRAINING;
@@ -51,7 +51,7 @@ export function openGate(pod: Pod, nowMs: number): Extract<Action, { kind: 'setI
  * a user of the duration histogram wants to know. A done update records no Event: the gate's message
  * says it on the pod (one Event per pod would be most of a rollout's writes, SPEC §2.0).
  */
-export function finish(pod: Pod, state: InPlaceState, nowMs: number, aborted: boolean): Action {
+export function finishInPlaceUpdate(pod: Pod, state: InPlaceState, nowMs: number, aborted: boolean): Action {
   const name = pod.metadata.name;
   const durationSeconds = Math.max(0, (nowMs - toMs(state.drainStartedAt)) / 1000);
   const opens = isRunningAndStarted(pod) && inPlaceGate(pod)?.status !== 'True';

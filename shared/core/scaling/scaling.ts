@@ -1,9 +1,9 @@
 // Scaling (§4.3): which ordinals are created or deleted in this decision, and at which revision a
 // new pod starts.
 import { rolloutInProgress, type Rollout } from '../target.ts';
-import { claimNames, claimOwnersFor, newClaim, replaceClaimOwners } from './volume-claims.ts';
+import { volumeClaimNames, volumeClaimOwners, newVolumeClaim, replaceVolumeClaimOwners } from './volume-claims.ts';
 import type { PersistentVolumeClaim } from '../objects.ts';
-import type { PodView } from '../observed.ts';
+import type { ObservedPod } from '../observed.ts';
 import type { Action } from '../plan.ts';
 import { newPod, objectRef, podName } from '../pods/identity.ts';
 import { isRunningAndReady } from '../pods/conditions.ts';
@@ -38,14 +38,14 @@ export function revisionForNewPod(o: Rollout, ordinal: number): Revision {
   return o.current;
 }
 
-/** Claims of pods 0..replicas-1 owned as the retention policy says (an earlier scale-down may have given them the pod). */
-export function claimOwnerActions(o: Rollout, pvcs: Map<string, PersistentVolumeClaim>): Action[] {
+/** Volume claims of pods 0..replicas-1 owned as the retention policy says (an earlier scale-down may have given them the pod). */
+export function volumeClaimOwnerActions(o: Rollout, pvcs: Map<string, PersistentVolumeClaim>): Action[] {
   const actions: Action[] = [];
   for (let i = 0; i < o.replicas; i++) {
-    for (const name of claimNames(o.neoset, i)) {
+    for (const name of volumeClaimNames(o.neoset, i)) {
       const pvc = pvcs.get(name);
       if (!pvc || pvc.metadata.deletionTimestamp) continue;
-      const owners = replaceClaimOwners(pvc, o.neoset, podName(o.neoset.metadata.name, i), claimOwnersFor(o.neoset, null));
+      const owners = replaceVolumeClaimOwners(pvc, o.neoset, podName(o.neoset.metadata.name, i), volumeClaimOwners(o.neoset, null));
       if (owners) actions.push({ kind: 'setPVCOwners', pvc: objectRef(pvc.metadata), ownerReferences: owners });
     }
   }
@@ -62,7 +62,7 @@ export function claimOwnerActions(o: Rollout, pvcs: Map<string, PersistentVolume
 export function scalingActions(o: Rollout, pvcs: Map<string, PersistentVolumeClaim>, touched: Set<string>): Action[] {
   const actions: Action[] = [];
   const ordered = o.neoset.spec.podManagementPolicy === 'OrderedReady';
-  const remove = (v: PodView, why: string) => {
+  const remove = (v: ObservedPod, why: string) => {
     if (v.orphan) return; // adopted first (decide.ts), deleted by a later decision if still condemned
     touched.add(v.name);
     actions.push({
@@ -79,7 +79,7 @@ export function scalingActions(o: Rollout, pvcs: Map<string, PersistentVolumeCla
       if (ordered) return actions;
     } else if (v.terminating) {
       if (ordered) return actions;
-    } else if (v.finished) {
+    } else if (v.terminalPhase) {
       remove(v, `pod phase ${v.pod.status?.phase}`);
       if (ordered) return actions;
     } else if (ordered && !isRunningAndReady(v.pod)) {
@@ -92,11 +92,11 @@ export function scalingActions(o: Rollout, pvcs: Map<string, PersistentVolumeCla
       if (ordered) return actions;
       continue;
     }
-    // whenScaled=Delete: the pod becomes the claims' owner before it is deleted, so they go with it.
-    for (const name of claimNames(o.neoset, v.ordinal)) {
+    // whenScaled=Delete: the pod becomes its volume claims' owner before it is deleted, so they go with it.
+    for (const name of volumeClaimNames(o.neoset, v.ordinal)) {
       const pvc = pvcs.get(name);
       if (!pvc || pvc.metadata.deletionTimestamp) continue;
-      const owners = replaceClaimOwners(pvc, o.neoset, v.name, claimOwnersFor(o.neoset, v.pod));
+      const owners = replaceVolumeClaimOwners(pvc, o.neoset, v.name, volumeClaimOwners(o.neoset, v.pod));
       if (owners) actions.push({ kind: 'setPVCOwners', pvc: objectRef(pvc.metadata), ownerReferences: owners });
     }
     remove(v, 'scale down');
@@ -105,18 +105,18 @@ export function scalingActions(o: Rollout, pvcs: Map<string, PersistentVolumeCla
   return actions;
 }
 
-/** The claims (created first when missing) and the pod of a missing ordinal; null while a claim is still terminating. */
+/** The volume claims (created first when missing) and the pod of a missing ordinal; null while a volume claim is still terminating. */
 function createOrdinal(o: Rollout, ordinal: number, pvcs: Map<string, PersistentVolumeClaim>): Action[] | null {
   const actions: Action[] = [];
   for (const template of o.neoset.spec.volumeClaimTemplates) {
-    const claim = newClaim(o.neoset, template, ordinal);
-    const existing = pvcs.get(claim.metadata.name);
+    const volumeClaim = newVolumeClaim(o.neoset, template, ordinal);
+    const existing = pvcs.get(volumeClaim.metadata.name);
     if (existing?.metadata.deletionTimestamp) return null;
     if (!existing) {
       actions.push({
         kind: 'createPVC',
-        pvc: claim,
-        event: { type: 'Normal', reason: 'SuccessfulCreate', message: `create Claim ${claim.metadata.name} for Pod ${podName(o.neoset.metadata.name, ordinal)} in NeoSet ${o.neoset.metadata.name} success` },
+        pvc: volumeClaim,
+        event: { type: 'Normal', reason: 'SuccessfulCreate', message: `create Claim ${volumeClaim.metadata.name} for Pod ${podName(o.neoset.metadata.name, ordinal)} in NeoSet ${o.neoset.metadata.name} success` },
       });
     }
   }

@@ -1,21 +1,21 @@
 // PersistentVolumeClaims from volumeClaimTemplates (§4.1) and their owners under
 // persistentVolumeClaimRetentionPolicy, with the StatefulSet controller's semantics
 // (updateClaimOwnerRefForSetAndPod): whenDeleted=Delete makes the NeoSet an owner (not controller)
-// of every claim; whenScaled=Delete makes the pod of a condemned ordinal the owner just before the
-// pod is deleted, so the garbage collector removes the claim with it; Retain means no owner.
+// of every volume claim; whenScaled=Delete makes the pod of a condemned ordinal the owner just before the
+// pod is deleted, so the garbage collector removes the volume claim with it; Retain means no owner.
 import { API_VERSION, KIND, LABEL_NEOSET_NAME } from '../../api/names.ts';
 import type { NeoSet } from '../../api/neoset.ts';
 import type { OwnerReference, PersistentVolumeClaim, Pod } from '../objects.ts';
-import { claimName, neosetOwnerRef } from '../pods/identity.ts';
+import { volumeClaimName, neosetOwnerRef } from '../pods/identity.ts';
 
-type ClaimTemplate = NeoSet['spec']['volumeClaimTemplates'][number];
+type VolumeClaimTemplate = NeoSet['spec']['volumeClaimTemplates'][number];
 
-export function claimNames(neoset: NeoSet, ordinal: number): string[] {
-  return neoset.spec.volumeClaimTemplates.map((c) => claimName(c.metadata.name, neoset.metadata.name, ordinal));
+export function volumeClaimNames(neoset: NeoSet, ordinal: number): string[] {
+  return neoset.spec.volumeClaimTemplates.map((c) => volumeClaimName(c.metadata.name, neoset.metadata.name, ordinal));
 }
 
-/** What the retention policy wants on the claims of an ordinal: in range, or condemned with its pod. */
-export function claimOwnersFor(neoset: NeoSet, condemnedPod: Pod | null): OwnerReference[] {
+/** What the retention policy wants on the volume claims of an ordinal: in range, or condemned with its pod. */
+export function volumeClaimOwners(neoset: NeoSet, condemnedPod: Pod | null): OwnerReference[] {
   const policy = neoset.spec.persistentVolumeClaimRetentionPolicy;
   if (condemnedPod && policy.whenScaled === 'Delete') {
     return [{ apiVersion: 'v1', kind: 'Pod', name: condemnedPod.metadata.name, uid: condemnedPod.metadata.uid ?? '' }];
@@ -25,10 +25,10 @@ export function claimOwnersFor(neoset: NeoSet, condemnedPod: Pod | null): OwnerR
 }
 
 /**
- * The claim's ownerReferences with NeoSet's own (to the NeoSet, to this ordinal's pods) replaced by
+ * The volume claim's ownerReferences with NeoSet's own (to the NeoSet, to this ordinal's pods) replaced by
  * `wanted`; references to anyone else are kept. Null when nothing changes.
  */
-export function replaceClaimOwners(
+export function replaceVolumeClaimOwners(
   pvc: PersistentVolumeClaim,
   neoset: NeoSet,
   podName: string,
@@ -43,15 +43,15 @@ export function replaceClaimOwners(
   return same ? null : next;
 }
 
-export function newClaim(neoset: NeoSet, template: ClaimTemplate, ordinal: number): PersistentVolumeClaim {
+export function newVolumeClaim(neoset: NeoSet, template: VolumeClaimTemplate, ordinal: number): PersistentVolumeClaim {
   const { name, labels, annotations, ...restMeta } = template.metadata;
-  const owners = claimOwnersFor(neoset, null);
+  const owners = volumeClaimOwners(neoset, null);
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
     metadata: {
       ...restMeta,
-      name: claimName(name, neoset.metadata.name, ordinal),
+      name: volumeClaimName(name, neoset.metadata.name, ordinal),
       ...(neoset.metadata.namespace ? { namespace: neoset.metadata.namespace } : {}),
       labels: { ...labels, ...neoset.spec.selector.matchLabels, [LABEL_NEOSET_NAME]: neoset.metadata.name },
       ...(annotations ? { annotations: { ...annotations } } : {}),

@@ -2,7 +2,7 @@
 // observedGeneration; lastTransitionTime changes only when the status flips (monitoring alerts on
 // "False for 5 minutes" rely on it).
 import type { Condition, Phase } from '../../api/neoset.ts';
-import type { FailureReason } from '../failure.ts';
+import type { Failure } from '../failure.ts';
 import { rfc3339 } from '../time.ts';
 
 export interface ConditionFacts {
@@ -14,19 +14,19 @@ export interface ConditionFacts {
   available: number;
   /** Pods 0..replicas-1 on updateRevision with no update in flight. */
   updated: number;
-  pending: boolean;
+  unfinished: boolean;
   pause: boolean;
   /** §4.11: the canary steps wait (a pause without duration, an inconclusive analysis). */
   canaryWaiting: { reason: string; message: string } | null;
   phase: Phase;
-  failure: { reason: FailureReason; message: string } | null;
+  failure: Failure | null;
 }
 
 type Draft = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
 
 export function neosetConditions(f: ConditionFacts, previous: Condition[] | undefined): Condition[] {
   const isAvailable = f.available >= f.replicas - f.maxUnavailable;
-  const progressing = f.pending && !f.failure;
+  const progressing = f.unfinished && !f.failure;
   const updated = `${f.updated}/${f.replicas} updated`;
   const drafts: Draft[] = [
     {

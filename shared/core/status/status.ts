@@ -4,7 +4,7 @@ import type { NeoSetStatus } from '../../api/neoset.ts';
 import { isAvailable } from '../pods/availability.ts';
 import { neosetConditions } from './conditions.ts';
 import type { UpdateClaim } from '../observed.ts';
-import type { FailureReason } from '../failure.ts';
+import type { Failure } from '../failure.ts';
 import { phaseOf } from './phase.ts';
 import { isReady } from '../pods/conditions.ts';
 import { inHooks } from '../pods/lifecycle-state.ts';
@@ -14,8 +14,8 @@ import { resolveMaxUnavailable } from '../update/budget.ts';
 
 export function computeStatus(
   o: Rollout,
-  pending: boolean,
-  failure: { reason: FailureReason; message: string } | null,
+  unfinished: boolean,
+  failure: Failure | null,
   newClaims: UpdateClaim[],
 ): NeoSetStatus {
   // One pass over the pods (a decision runs for every pod of a large NeoSet).
@@ -33,7 +33,7 @@ export function computeStatus(
     if (updated && ready) n.updatedReady++;
     if (updated && v.inRange) n.updatedInRange++;
   }
-  const phase = phaseOf(o, pending, failure?.reason ?? null);
+  const phase = phaseOf(o, unfinished, failure?.reason ?? null);
   const spec = o.neoset.spec;
   // §2.0: the claims still live, and this decision's.
   const claims = new Map([...o.claims, ...newClaims].map((c) => [c.pod, c]));
@@ -63,7 +63,7 @@ export function computeStatus(
         maxUnavailable: resolveMaxUnavailable(spec),
         available: n.availableInRange,
         updated: n.updatedInRange,
-        pending,
+        unfinished,
         pause: spec.updateStrategy.pause,
         canaryWaiting: o.canary.waiting,
         phase,

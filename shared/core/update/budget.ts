@@ -1,7 +1,8 @@
-// The update budget (§3, §4.4): maxUnavailable resolved against replicas, and what it is spent on.
+// The update budget (§3, §4.4): maxUnavailable resolved against replicas, what is spent of it, and
+// which of the pods waiting to start it lets start.
 import type { NeoSetSpec } from '../../api/neoset.ts';
-import type { Observed } from '../observed.ts';
-import { isUnavailableForBudget } from '../pods/availability.ts';
+import type { Observed, ObservedPod } from '../observed.ts';
+import { isAvailable, isUnavailableForBudget } from '../pods/availability.ts';
 import { parsePercent } from '../percent.ts';
 
 /**
@@ -26,4 +27,21 @@ export function unavailableInRange(o: Observed): number {
     if (!v || v.terminating || v.claimed || isUnavailableForBudget(v.pod, o.minReadySeconds, o.nowMs)) n++;
   }
   return n;
+}
+
+/**
+ * The pods of `waiting` (in update order, rescues left out) that start within the budget: at most
+ * maxUnavailable of pods 0..replicas-1 unavailable once they start. A pod already unavailable, or
+ * claimed (counted as unavailable already), adds nothing when it starts; nothing starts while the
+ * budget is overspent.
+ */
+export function withinBudget(o: Observed, waiting: ObservedPod[]): ObservedPod[] {
+  let slots = resolveMaxUnavailable(o.neoset.spec) - unavailableInRange(o);
+  if (slots < 0) return [];
+  return waiting.filter((v) => {
+    const adds = !v.claimed && isAvailable(v.pod, o.minReadySeconds, o.nowMs);
+    if (adds && slots === 0) return false;
+    if (adds) slots--;
+    return true;
+  });
 }

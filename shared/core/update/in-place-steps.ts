@@ -20,7 +20,7 @@
 import type { Rollout } from '../target.ts';
 import { ANNOTATION_INPLACE_STATE, ANNOTATION_RESTART_BASE } from '../../api/names.ts';
 import { restartBase } from '../canary/restarts.ts';
-import type { PodView } from '../observed.ts';
+import type { ObservedPod } from '../observed.ts';
 import type { InPlaceState } from '../../api/inplace-state.ts';
 import type { Action, PodStep } from '../plan.ts';
 import { POD_IDENTITY_LABELS } from '../pods/identity.ts';
@@ -28,7 +28,7 @@ import { containerIds, inPlaceGate, podCondition } from '../pods/conditions.ts';
 import { resizeTargets, unresized } from '../pods/resize.ts';
 import { rfc3339, toMs, type Wakeups } from '../time.ts';
 import { gateTransitionTime } from '../readiness/gate-time.ts';
-import { finish, podReadiness, REASON_DRAINING } from '../readiness/readiness.ts';
+import { finishInPlaceUpdate, podReadiness, REASON_DRAINING } from '../readiness/readiness.ts';
 import { canMove, drainingState, markDraining, updateMethod } from './starts.ts';
 
 const none: PodStep = { action: null };
@@ -39,7 +39,7 @@ const step = (action: Action): PodStep => ({ action });
  * not done within timeoutSeconds of startedAt (§4.4 step 5), or a resize that cannot be done
  * (§4.9: refused by the API server, or Infeasible for the kubelet).
  */
-export function inFlightStep(o: Rollout, v: PodView, wake: Wakeups): PodStep {
+export function inFlightStep(o: Rollout, v: ObservedPod, wake: Wakeups): PodStep {
   const state = v.state!;
   const strategy = o.neoset.spec.updateStrategy.inPlaceUpdateStrategy;
   const target = o.target.name;
@@ -48,7 +48,7 @@ export function inFlightStep(o: Rollout, v: PodView, wake: Wakeups): PodStep {
   if (state.phase === 'Draining') {
     // Nothing has changed on the pod yet: a drain the rollout no longer wants (partition raised,
     // strategy now OnDelete or InPlaceOnly-blocked, template back to the pod's revision) is abandoned.
-    if (!movable) return step(finish(v.pod, state, o.nowMs, true));
+    if (!movable) return step(finishInPlaceUpdate(v.pod, state, o.nowMs, true));
     // Re-target to the new updateRevision; the drain goes on.
     if (state.revision !== target) return step(retarget(o, v, state));
     // The drain wrote state and gate together; a gate reopened since (by hand, or a state written by
@@ -116,20 +116,20 @@ export function inFlightStep(o: Rollout, v: PodView, wake: Wakeups): PodStep {
  * The kubelet's PodResizePending condition with reason Infeasible, about the pod's current spec (its
  * observedGeneration, when the kubelet reports one, is the pod's generation): its message.
  */
-function resizeInfeasible(v: PodView): string | undefined {
+function resizeInfeasible(v: ObservedPod): string | undefined {
   const pending = podCondition(v.pod, 'PodResizePending');
   if (pending?.status !== 'True' || pending.reason !== 'Infeasible') return undefined;
   if (pending.observedGeneration !== undefined && pending.observedGeneration !== v.pod.metadata.generation) return undefined;
   return pending.message ?? 'Infeasible';
 }
 
-function resizeFailure(v: PodView, state: InPlaceState, why: string): PodStep {
+function resizeFailure(v: ObservedPod, state: InPlaceState, why: string): PodStep {
   const message = `pod ${v.name}: resize for revision ${state.revision} is infeasible: ${why}`;
   return { action: null, failure: { reason: 'ResizeInfeasible', message, key: `ResizeInfeasible/${v.name}/${state.startedAt}` } };
 }
 
 /** A new updateRevision while the pod is on its way to another: Draining again toward it, drainStartedAt kept. */
-function retarget(o: Rollout, v: PodView, state: InPlaceState): Action {
+function retarget(o: Rollout, v: ObservedPod, state: InPlaceState): Action {
   return markDraining(o, v, drainingState(o, state.drainStartedAt), {
     type: 'Normal',
     reason: 'UpdateRetargeted',
@@ -144,7 +144,7 @@ function pauseToggledSince(o: Rollout, since: string | undefined): boolean {
 }
 
 /** Step 2: new images of the changed containers, the revision label, template metadata changes, state Updating. */
-function patchImages(o: Rollout, v: PodView, state: InPlaceState): Action {
+function patchImages(o: Rollout, v: ObservedPod, state: InPlaceState): Action {
   const target = o.target.template;
   const images: Record<string, string> = {};
   for (const c of target.spec.containers) {

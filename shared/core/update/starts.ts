@@ -2,9 +2,8 @@
 // claim-before-act rule (§2.0): the starts of a decision are claimed in status.updateClaims, written
 // before any of them, conditional on the NeoSet's resourceVersion.
 import type { Rollout } from '../target.ts';
-import { isAvailable } from '../pods/availability.ts';
-import type { PodView, UpdateClaim } from '../observed.ts';
-import { resolveMaxUnavailable, unavailableInRange } from './budget.ts';
+import type { ObservedPod, UpdateClaim } from '../observed.ts';
+import { withinBudget } from './budget.ts';
 import type { Failure } from '../failure.ts';
 import type { InPlaceState } from '../../api/inplace-state.ts';
 import type { Action } from '../plan.ts';
@@ -20,25 +19,25 @@ import { inHooks } from '../pods/lifecycle-state.ts';
  * difference), Blocked (InPlaceOnly with any other difference), or Never (OnDelete: the user deletes).
  * A pod whose revision is not stored cannot be compared, so it is never updated in place.
  */
-export type UpdateMethod = 'InPlace' | 'Recreate' | 'Blocked' | 'Never';
+export type UpdateMethod = 'InPlace' | 'ReCreate' | 'Blocked' | 'Never';
 
 export function updateMethod(o: Rollout, from: string | undefined): UpdateMethod {
   const type = o.neoset.spec.updateStrategy.type;
   if (type === 'OnDelete') return 'Never';
-  if (type === 'ReCreate') return 'Recreate';
+  if (type === 'ReCreate') return 'ReCreate';
   if (o.change(from, o.target.name)?.inPlace) return 'InPlace';
-  return type === 'InPlaceOnly' ? 'Blocked' : 'Recreate';
+  return type === 'InPlaceOnly' ? 'Blocked' : 'ReCreate';
 }
 
 /** §4.4: the rollout moves a pod in range, with ordinal >= partition, that is not on updateRevision. */
-export function wantsUpdate(o: Rollout, v: PodView): boolean {
+export function wantsUpdate(o: Rollout, v: ObservedPod): boolean {
   return v.inRange && v.ordinal >= o.partition && v.revision !== o.target.name;
 }
 
 /** The rollout can move this pod now or later (its strategy allows it). */
-export function canMove(o: Rollout, v: PodView): boolean {
+export function canMove(o: Rollout, v: ObservedPod): boolean {
   const method = updateMethod(o, v.revision);
-  return wantsUpdate(o, v) && (method === 'InPlace' || method === 'Recreate');
+  return wantsUpdate(o, v) && (method === 'InPlace' || method === 'ReCreate');
 }
 
 /**
@@ -64,14 +63,14 @@ export function inPlaceOnlyBlocked(o: Rollout): (Failure & { key: string }) | nu
  * Nothing else bypasses the budget: not a Pending pod just created on currentRevision, not a Ready pod
  * inside minReadySeconds (it serves traffic).
  */
-export function isRescue(o: Rollout, v: PodView): boolean {
+export function isRescue(o: Rollout, v: ObservedPod): boolean {
   // An aborted canary's pods (§4.11) go back within the budget: their revision is spec.template's, still wanted.
   return !isReady(v.pod) && v.revision !== o.current.name && v.revision !== o.target.name && v.revision !== o.revisions.update.name;
 }
 
 export interface Starts {
   /** The pods whose update starts, highest ordinal first; how each start begins is §4.10's (hooks/lifecycle.ts startUpdate). */
-  started: { view: PodView; rescue: boolean }[];
+  started: { view: ObservedPod; rescue: boolean }[];
   /** Every pod this decision starts, claimed in the status written before them (§2.0). */
   claims: UpdateClaim[];
 }
@@ -85,7 +84,7 @@ export interface Starts {
  * overspent. While the rollout is Failed only rescues start.
  * `free` says which pods have no other write in this decision (one write per pod per decision).
  */
-export function startUpdates(o: Rollout, failed: boolean, free: (v: PodView) => boolean): Starts {
+export function startUpdates(o: Rollout, failed: boolean, free: (v: ObservedPod) => boolean): Starts {
   const strategy = o.neoset.spec.updateStrategy;
   if (strategy.pause || strategy.type === 'OnDelete') return { started: [], claims: [] };
   // A pod another decision claimed toward another revision (the template changed since) is not taken
@@ -93,20 +92,10 @@ export function startUpdates(o: Rollout, failed: boolean, free: (v: PodView) => 
   // below) and claimed afresh by a later decision.
   const claimedElsewhere = new Set(o.claims.filter((c) => c.revision !== undefined && c.revision !== o.target.name).map((c) => c.pod));
   const candidates = o.pods
-    .filter((v) => !v.orphan && !v.terminating && !v.finished && v.state === null && !inHooks(v.pod) && free(v) && canMove(o, v) && !claimedElsewhere.has(v.name))
+    .filter((v) => !v.orphan && !v.terminating && !v.terminalPhase && v.state === null && !inHooks(v.pod) && free(v) && canMove(o, v) && !claimedElsewhere.has(v.name))
     .sort((a, b) => b.ordinal - a.ordinal);
-  const started: { view: PodView; rescue: boolean }[] = candidates.filter((v) => isRescue(o, v)).map((view) => ({ view, rescue: true }));
-  if (!failed) {
-    const unavailable = unavailableInRange(o);
-    let slots = resolveMaxUnavailable(o.neoset.spec) - unavailable;
-    for (const v of candidates) {
-      if (slots < 0 || isRescue(o, v)) continue;
-      const adds = !v.claimed && isAvailable(v.pod, o.minReadySeconds, o.nowMs);
-      if (adds && slots === 0) continue;
-      if (adds) slots--;
-      started.push({ view: v, rescue: false });
-    }
-  }
+  const started: { view: ObservedPod; rescue: boolean }[] = candidates.filter((v) => isRescue(o, v)).map((view) => ({ view, rescue: true }));
+  if (!failed) started.push(...withinBudget(o, candidates.filter((v) => !isRescue(o, v))).map((view) => ({ view, rescue: false })));
   return {
     started,
     claims: started.map(({ view }) => ({ pod: view.name, uid: view.ref.uid, resourceVersion: view.ref.resourceVersion, revision: o.target.name })),
@@ -130,7 +119,7 @@ export function releases(o: Rollout, touched: Set<string>): Action[] {
 }
 
 /** In-place step 1 of a pod's update (§4.4): its drain toward updateRevision. */
-export function drain(o: Rollout, v: PodView, rescue = isRescue(o, v)): Action {
+export function drain(o: Rollout, v: ObservedPod, rescue = isRescue(o, v)): Action {
   const grace = o.neoset.spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds;
   const how = updateMethod(o, v.revision) === 'InPlace' ? 'in place' : 'by recreation';
   return markDraining(o, v, drainingState(o, rfc3339(o.nowMs)), {
@@ -152,7 +141,7 @@ export function drainingState(o: Rollout, drainStartedAt: string): InPlaceState 
  * write. A gate already False keeps its lastTransitionTime: the pod has been out of the endpoints
  * since then, and the grace period counts from it (a re-target does not restart it).
  */
-export function markDraining(o: Rollout, v: PodView, state: InPlaceState, event: Extract<Action, { kind: 'markDraining' }>['event']): Action {
+export function markDraining(o: Rollout, v: ObservedPod, state: InPlaceState, event: Extract<Action, { kind: 'markDraining' }>['event']): Action {
   const current = inPlaceGate(v.pod);
   const grace = o.neoset.spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds;
   const since = current?.status === 'False' && current.lastTransitionTime ? current.lastTransitionTime : gateTransitionTime('False', grace, o.nowMs);
