@@ -21,7 +21,7 @@ import { filesIn, type ControlPlane } from './control-plane.ts';
 import { corednsManifests } from './coredns.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { freePorts } from './ports.ts';
-import { waitForHealthy } from './probe.ts';
+import { probe, waitForHealthy } from './probe.ts';
 import { startProcess, type ManagedProcess } from './processes.ts';
 import { API_ADDRESS, CLUSTER_CIDR, deleteKubeProxyTables, kubeProxyTables } from './service-network.ts';
 import { PROCESS_GRACE_MS } from './shutdown.ts';
@@ -114,11 +114,14 @@ export async function startServices(cp: ControlPlane, opts: ServicesOptions): Pr
     await waitFor(
       async () => {
         const slices = await discovery.listNamespacedEndpointSlice({ namespace: 'kube-system', labelSelector: 'kubernetes.io/service-name=kube-dns' });
-        return slices.items.some((s) => s.endpoints?.some((e) => e.conditions?.ready));
+        const ready = slices.items.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready);
+        // A CoreDNS that answers, not only a Ready pod: a kubelet without the coredns program simulates it.
+        const answers = await Promise.all(ready.map((e) => probe(`http://${e.addresses[0]}:8181/ready`)));
+        return answers.some((answer) => answer?.status === 200);
       },
       {
         intervalMs: 250,
-        what: 'CoreDNS ready behind kube-dns (needs deployment-controller and replicaset-controller, and the kubelet image table coredns program)',
+        what: 'CoreDNS answering behind kube-dns (needs deployment-controller and replicaset-controller, and the process-mode kubelet given programs.coredns)',
         timeoutMs: opts.timeoutMs ?? 60_000,
       },
     ).catch(async (err: unknown) => {
