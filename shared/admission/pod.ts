@@ -7,9 +7,10 @@ import type { NeoSet } from '../api/neoset.ts';
 import { CONDITION_INPLACE_READY, LABEL_NEOSET_NAME, LABEL_POD_INDEX, LABEL_POD_NAME } from '../api/names.ts';
 import type { Pod } from '../core/objects.ts';
 import { isPlainObject } from '../core/json.ts';
+import { podName as ordinalName, volumeClaimName } from '../core/pods/identity.ts';
 
 export function ordinalPod(neoset: NeoSet, name: string, namespace: string, ordinal: number): Pod {
-  const podName = `${name}-${ordinal}`;
+  const podName = ordinalName(name, ordinal);
   const template = neoset.spec.template;
   const spec = template.spec as Pod['spec'];
   const claims = neoset.spec.volumeClaimTemplates.map((c) => c.metadata.name);
@@ -18,7 +19,7 @@ export function ordinalPod(neoset: NeoSet, name: string, namespace: string, ordi
   const volumes = Array.isArray(spec.volumes) || spec.volumes === undefined
     ? [
         ...(spec.volumes ?? []).filter((v) => !(isPlainObject(v) && claims.includes(String(v.name)))),
-        ...claims.map((claim) => ({ name: claim, persistentVolumeClaim: { claimName: `${claim}-${name}-${ordinal}` } })),
+        ...claims.map((claim) => ({ name: claim, persistentVolumeClaim: { claimName: volumeClaimName(claim, name, ordinal) } })),
       ]
     : spec.volumes;
   const gates = Array.isArray(spec.readinessGates) || spec.readinessGates === undefined
