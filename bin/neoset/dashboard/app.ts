@@ -6,7 +6,7 @@ import { secureHeaders } from 'hono/secure-headers';
 import { ApiError } from '../../../shared/k8s/client.ts';
 import type { Cluster } from '../cluster.ts';
 import { CliError, ConflictError, describeApiError, NotFoundError } from '../errors.ts';
-import { ACTIONS, ActionInput } from './actions.ts';
+import { BUTTONS, ButtonInput } from './buttons.ts';
 import { loadAssets } from './assets.ts';
 import { guard } from './guard.ts';
 import { pageState, parseSelection } from './state.ts';
@@ -60,13 +60,13 @@ export function dashboardApp(opts: DashboardOptions): Hono {
 
   app.post('/api/neosets/:namespace/:name/:action', async (c) => {
     const { namespace, name } = c.req.param();
-    const action = ACTIONS.find((a) => a.id === c.req.param('action'));
+    const action = BUTTONS.find((a) => a.id === c.req.param('action'));
     if (opts.readOnly) return c.json({ error: 'refused: this dashboard is read-only (--read-only)' }, 403);
     if (!action) return c.json({ error: `no such action ${JSON.stringify(c.req.param('action'))}` }, 404);
     if (opts.namespace !== undefined && namespace !== opts.namespace) {
       return c.json({ error: `namespace "${namespace}" is not shown by this dashboard (it shows "${opts.namespace}")` }, 404);
     }
-    const input = ActionInput.safeParse(await c.req.json().catch(() => undefined));
+    const input = ButtonInput.safeParse(await c.req.json().catch(() => undefined));
     if (!input.success) {
       const issue = input.error.issues[0];
       return c.json({ error: `invalid request body${issue.path.length ? ` at ${issue.path.join('.')}` : ''}: ${issue.message}` }, 400);

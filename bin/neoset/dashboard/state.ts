@@ -1,7 +1,7 @@
 // The state the page draws, for one selected NeoSet (or none): every NeoSet's summary, the selected
 // one's detail, the buttons, and what is wrong with the watches. Sent whole on every change — a few
 // kB even for a large NeoSet, and the page needs no merging logic.
-import { actionInfo, ACTIONS } from './actions.ts';
+import { buttonInfo, BUTTONS } from './buttons.ts';
 import type { Store } from './store.ts';
 import { detail, summaries } from './view.ts';
 
@@ -16,7 +16,7 @@ export function pageState(store: Store, opts: { namespace?: string; readOnly: bo
     /** The namespace shown, or null for all namespaces. */
     namespace: opts.namespace ?? null,
     readOnly: opts.readOnly,
-    actions: opts.readOnly ? [] : ACTIONS.map(actionInfo),
+    actions: opts.readOnly ? [] : BUTTONS.map(buttonInfo),
     neosets: summaries(objects.neosets),
     selected: selected ? (detail(objects, selected.namespace, selected.name) ?? null) : null,
     problems: store.problems(),

@@ -9,10 +9,11 @@ import { promote } from '../commands/promote.ts';
 import { undo } from '../commands/undo.ts';
 
 /** The body of a button's POST: only undo takes anything (the revision; none means the previous one). */
-export const ActionInput = z.strictObject({ revision: z.int().min(1).optional() });
-export type ActionInput = z.infer<typeof ActionInput>;
+export const ButtonInput = z.strictObject({ revision: z.int().min(1).optional() });
+export type ButtonInput = z.infer<typeof ButtonInput>;
 
-export interface Action {
+/** A button: a CLI rollout command the page may run (not a plan Action of the core). */
+export interface Button {
   id: string;
   label: string;
   /** The CLI command it is, shown in the confirmation. */
@@ -21,10 +22,10 @@ export interface Action {
   confirm: string;
   /** The confirmation asks for a revision (undo). */
   takesRevision?: true;
-  run(cluster: Cluster, name: string, input: ActionInput): Promise<string>;
+  run(cluster: Cluster, name: string, input: ButtonInput): Promise<string>;
 }
 
-export const ACTIONS: Action[] = [
+export const BUTTONS: Button[] = [
   {
     id: 'promote',
     label: 'Promote',
@@ -78,4 +79,4 @@ export const ACTIONS: Action[] = [
 ];
 
 /** What the page needs to draw a button and its confirmation. */
-export const actionInfo = ({ id, label, command, confirm, takesRevision }: Action) => ({ id, label, command, confirm, takesRevision: takesRevision ?? false });
+export const buttonInfo = ({ id, label, command, confirm, takesRevision }: Button) => ({ id, label, command, confirm, takesRevision: takesRevision ?? false });
