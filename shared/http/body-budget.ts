@@ -7,38 +7,57 @@ import type { Context, MiddlewareHandler } from 'hono';
 export interface BodyBudgetOptions {
   /** The bytes of bodies in flight at once. */
   budgetBytes: number;
-  /** The largest body read (what bodyLimit refuses past): a chunked body reserves this much. */
+  /** The largest body read (what bodyLimit refuses past): a body declared larger reserves nothing. */
   maxBodyBytes: number;
   /** Requests in flight at once, whatever their size; unset: no bound but the bytes. */
   maxRequests?: number;
-  /** The answer when there is no room (the body unread). */
+  /** The answer when there is no room. */
   onBusy: (c: Context, inFlight: { bytes: number; requests: number }) => Response | Promise<Response>;
 }
 
+/** A chunked body that ran past the budget while it was read: answered with onBusy. */
+class OverBudgetError extends Error {}
+
 /**
- * Reserves a body's bytes before it is read: its Content-Length, or the whole maxBodyBytes for a
- * chunked body (its size is known only once read). Released when the answer is made. Goes before
- * bodyLimit, which then refuses a body declared over the limit without reading it (with a
- * Content-Length, Node's parser holds the body to that length; chunked, bodyLimit counts the bytes as
- * they arrive and stops reading past the limit).
+ * Charges a body's bytes to the budget before they are read: its Content-Length at once, or, for a
+ * body of unknown length (chunked), each chunk as it arrives — a chunked body that would pass the
+ * budget stops being read. Released when the answer is made. Goes before bodyLimit, which then refuses
+ * a body declared over the limit without reading it (with a Content-Length, Node's parser holds the
+ * body to that length; chunked, bodyLimit counts the bytes as they arrive and stops past the limit).
  */
 export function bodyBudget(opts: BodyBudgetOptions): MiddlewareHandler {
   let bytes = 0;
   let requests = 0;
   return async (c, next) => {
-    const declared = Number(c.req.header('content-length'));
-    const chunked = c.req.header('transfer-encoding') !== undefined || !Number.isSafeInteger(declared) || declared < 0;
-    // A body declared over the limit is refused by bodyLimit without being read: nothing to reserve.
-    const reserved = chunked ? opts.maxBodyBytes : declared > opts.maxBodyBytes ? 0 : declared;
-    if (bytes + reserved > opts.budgetBytes || (opts.maxRequests !== undefined && requests >= opts.maxRequests)) {
-      return opts.onBusy(c, { bytes, requests });
+    if (opts.maxRequests !== undefined && requests >= opts.maxRequests) return opts.onBusy(c, { bytes, requests });
+    const raw = c.req.raw;
+    let held = 0;
+    const take = (n: number) => {
+      if (bytes + n > opts.budgetBytes) return false;
+      bytes += n;
+      held += n;
+      return true;
+    };
+    const declared = c.req.header('content-length');
+    if (raw.body && declared !== undefined && c.req.header('transfer-encoding') === undefined) {
+      const n = Number(declared);
+      // A body declared over the limit is refused by bodyLimit without being read: nothing to reserve.
+      if (Number.isSafeInteger(n) && n >= 0 && n <= opts.maxBodyBytes && !take(n)) return opts.onBusy(c, { bytes, requests });
+    } else if (raw.body) {
+      const counted = raw.body.pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform: (chunk, out) => (take(chunk.byteLength) ? out.enqueue(chunk) : out.error(new OverBudgetError())),
+        }),
+      );
+      c.req.raw = new Request(raw, { body: counted, duplex: 'half' } as RequestInit);
     }
-    bytes += reserved;
     requests += 1;
     try {
       await next();
+      // The handler's read failed on the budget: hono has answered through onError; answer busy instead.
+      if (c.error instanceof OverBudgetError) c.res = await opts.onBusy(c, { bytes, requests });
     } finally {
-      bytes -= reserved;
+      bytes -= held;
       requests -= 1;
     }
   };

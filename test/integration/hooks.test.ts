@@ -104,7 +104,12 @@ describe('update hooks (§4.10)', () => {
     const owner = createOwner(stack.client, stack.namespace, 'mysql');
     const lines: string[] = [];
     const app = createHookApp(owner, (line) => lines.push(line));
-    await applyNeoSet(stack, example.find((d) => d.kind === 'NeoSet'));
+    // The template the test before left (the image it rolled to): applying it starts no rollout, so
+    // nothing but the forged events could move a label while this test watches.
+    const neoset = example.find((d) => d.kind === 'NeoSet');
+    neoset.spec.template.spec.containers[0].image = 'mysql:8.1';
+    await applyNeoSet(stack, neoset);
+    await untilStatus(stack, 'mysql', 'no rollout pending', (n) => n.status?.observedGeneration === n.metadata.generation && n.status?.currentRevision === n.status?.updateRevision, 90_000);
     const guardedPods = () => {
       const pods = stack.observer.pods('mysql');
       return pods.length === 3 && pods.every((p) => p.metadata.labels?.[SERVING] === 'true' && stateOf(p) === 'Normal') && pods.some((p) => p.metadata.labels?.[ROLE] === 'primary') && pods;

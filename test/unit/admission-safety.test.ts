@@ -101,14 +101,17 @@ describe('bodies: bounded before they are parsed', () => {
     expect(answer.response.allowed).toBe(true);
   });
 
-  it('reviews in flight are bounded: past the budget, 429 with Retry-After, at once and unread', async () => {
+  it('reviews in flight are bounded: past the budget, 429 with Retry-After, the rest of the body unread', async () => {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     const hanging: DryRunPod = async () => (await held, { ok: true });
     const busyApp = createApp({ dryRunPod: hanging, limits: limitsFromEnv(CASE_ENV), logger: silent, slots: createDryRunSlots(64, 64) });
-    // Each chunked review reserves a whole MAX_BODY_BYTES: two fit the 8 MiB budget, the third does not.
+    // Reviews of ~3 MiB each (a large annotation), streamed without a Content-Length: each is charged
+    // as its chunks arrive; two fit the 8 MiB budget, the third runs past it and is answered busy.
     const chunked = () => {
-      const text = new TextEncoder().encode(json(review('CREATE', validNeoSet())));
+      const neoset = validNeoSet() as { metadata: { annotations?: Record<string, string> } };
+      neoset.metadata.annotations = { pad: 'x'.repeat(3 * 1024 * 1024) };
+      const text = new TextEncoder().encode(json(review('CREATE', neoset)));
       const body = new ReadableStream({ start: (c) => (c.enqueue(text), c.close()) });
       return busyApp.request(VALIDATE, { method: 'POST', headers: { 'Transfer-Encoding': 'chunked' }, body, duplex: 'half' } as RequestInit);
     };
