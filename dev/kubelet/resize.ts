@@ -7,7 +7,7 @@
 // each container whose resizePolicy says RestartContainer for a changed resource restarted, the
 // conditions removed. A spec back to the allocation clears a pending resize.
 import type { V1Container, V1Pod, V1PodCondition, V1ResourceRequirements } from '@kubernetes/client-node';
-import { effectiveRequests, milli, qosClass, resourcesMatch, resourcesOf, RESIZABLE, type ResourceRequirements } from '../../shared/core/pods/resources.ts';
+import { effectiveRequests, milli, qosClass, resourcesMatch, resourcesOf, RESIZABLE, type ResourceRequirements } from '../../shared/core/resize/resources.ts';
 import { apiTime, type SimContext, type SimSettings } from './pod-status.ts';
 
 export interface NodeResources {

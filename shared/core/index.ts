@@ -1,7 +1,8 @@
 // The core's public surface, for the functions, the applier, the plugin and the dashboard.
 // Everything here is pure: no I/O, no clock (time is always an argument). The files are layered as
 // layers.ts lists them, bottom first (test/unit/layers.test.ts holds them to it): wire types and
-// helpers (objects.ts, plan.ts, actions.ts: the table of action kinds), pod facts (pods/), observed
+// helpers (objects.ts, plan.ts, actions.ts: the table of action kinds), pod facts (pods/, resize/
+// §4.9), observed
 // facts (observed.ts, revisions/ §4.2), the rollout target (target.ts, canary/ §4.11), one folder per
 // SPEC section — readiness/ §4.5, update/ §4.4 (the budget included), hooks/ §4.10, scaling/ §4.3 —
 // then status/ §4.6, and decide.ts (§2: the order of the parts).

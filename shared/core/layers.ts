@@ -6,7 +6,7 @@
 //
 // Type-only imports (`import type`) are exempt: they are erased before the code runs, so they create
 // no evaluation order and no behaviour; the wire vocabulary may name a type defined beside the rule
-// that reads it (objects.ts names pods/resources.ts's ResourceRequirements), and a rule's types may
+// that reads it (objects.ts names resize/resources.ts's ResourceRequirements), and a rule's types may
 // name the facts it reads from the layer above it only as types, never call into it.
 export interface Layer {
   name: string;
@@ -18,7 +18,7 @@ export const CORE_LAYERS: readonly Layer[] = [
     name: 'wire types and helpers',
     holds: ['objects.ts', 'snapshot.ts', 'plan.ts', 'actions.ts', 'failure.ts', 'json.ts', 'time.ts', 'duration.ts', 'field-path.ts', 'selector.ts', 'percent.ts', 'layers.ts'],
   },
-  { name: 'pod facts (§4.1 identity and ownership, §4.5 availability, §4.9 resources, the pod annotations)', holds: ['pods/', 'ownership.ts'] },
+  { name: 'pod facts (§4.1 identity and ownership, §4.5 availability, the pod annotations; §4.9 resize: a pod\'s resources and its resize step)', holds: ['pods/', 'resize/', 'ownership.ts'] },
   { name: 'observed facts (the snapshot read once, §4.2 revisions)', holds: ['revisions/', 'observed.ts'] },
   { name: 'the rollout target (§4.11 canary progress, the partition, the target revision)', holds: ['canary/', 'target.ts'] },
   { name: '§4.5 readiness', holds: ['readiness/'] },

@@ -1,6 +1,6 @@
 // Kubernetes objects as the core sees them: plain wire-format JSON (timestamps are RFC 3339 strings),
 // typed only as deep as NeoSet reads them. The edges convert client-node's models to this shape.
-import type { ResourceRequirements } from './pods/resources.ts';
+import type { ResourceRequirements } from './resize/resources.ts';
 
 export interface OwnerReference {
   apiVersion: string;

@@ -3,7 +3,7 @@
 import type { InPlaceState } from '../api/inplace-state.ts';
 import type { NeoSetStatus, PrometheusAnalysis } from '../api/neoset.ts';
 import type { ControllerRevision, OwnerReference, PersistentVolumeClaim, Pod } from './objects.ts';
-import type { ResizeTarget } from './pods/resources.ts';
+import type { ResizeTarget } from './resize/resources.ts';
 import type { Failure } from './failure.ts';
 
 /** Which object version an action was computed from: writes are conditional on it (SPEC §2). */

@@ -6,7 +6,7 @@
 // and the PodResizeValidator admission plugin (plugin/pkg/admission/podresize) — a bound pod's
 // requests may not exceed its node's allocatable.
 import { isPlainObject, sameJson, type JsonObject } from '../../shared/core/json.ts';
-import { milli, qosClass, resizeBlockers, resourcesOf, RESIZABLE, type ResourceRequirements } from '../../shared/core/pods/resources.ts';
+import { milli, qosClass, resizeBlockers, resourcesOf, RESIZABLE, type ResourceRequirements } from '../../shared/core/resize/resources.ts';
 import { forbidden, invalid } from './errors.ts';
 import type { KubeObject } from './store.ts';
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 import { canaryCommand } from '../../shared/core/canary/commands.ts';
 import { decide } from '../../shared/core/decide.ts';
-import { resourcesMatch, type ResourceRequirements } from '../../shared/core/pods/resources.ts';
+import { resourcesMatch, type ResourceRequirements } from '../../shared/core/resize/resources.ts';
 import type { AnalysisMeasurement } from '../../shared/core/snapshot.ts';
 import { checkInvariants } from '../oracle/index.ts';
 import type { Observation } from '../oracle/index.ts';

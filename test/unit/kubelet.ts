@@ -8,7 +8,7 @@ import { fnv32a } from '../../shared/core/revisions/hash.ts';
 import { normalizeImage } from '../../shared/core/pods/images.ts';
 import type { ContainerStatus, Pod, PodCondition } from '../../shared/core/objects.ts';
 import { rfc3339 } from '../../shared/core/time.ts';
-import { effectiveRequests, resourcesMatch, resourcesOf, RESIZABLE, type ResourceRequirements } from '../../shared/core/pods/resources.ts';
+import { effectiveRequests, resourcesMatch, resourcesOf, RESIZABLE, type ResourceRequirements } from '../../shared/core/resize/resources.ts';
 
 /** Images whose containers crash forever (CrashLoopBackOff). */
 export const BAD_IMAGE_MARK = 'crash';

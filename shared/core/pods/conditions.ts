@@ -2,7 +2,7 @@
 // is really done (§4.4 step 3).
 import { CONDITION_INPLACE_READY } from '../../api/names.ts';
 import { runsImage } from './images.ts';
-import { resizeDone } from './resize.ts';
+import { resizeDone } from '../resize/resize.ts';
 import type { ContainerStatus, Pod, PodCondition } from '../objects.ts';
 import type { InPlaceState } from '../../api/inplace-state.ts';
 

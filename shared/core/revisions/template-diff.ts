@@ -11,7 +11,7 @@
 import type { PodTemplateSpec } from '../../api/neoset.ts';
 import { fieldPath, type PathSegment } from '../field-path.ts';
 import { isPlainObject, sameJson, type JsonObject } from '../json.ts';
-import { qosClass, resizeBlockers, resourcesOf } from '../pods/resources.ts';
+import { qosClass, resizeBlockers, resourcesOf } from '../resize/resources.ts';
 
 export interface TemplateChange {
   /** Nothing differs beyond container images, containers' cpu/memory, and template labels/annotations. */

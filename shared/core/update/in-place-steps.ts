@@ -24,8 +24,9 @@ import type { ObservedPod } from '../observed.ts';
 import type { InPlaceState } from '../../api/inplace-state.ts';
 import type { Action, PodStep } from '../plan.ts';
 import { POD_IDENTITY_LABELS } from '../pods/identity.ts';
-import { containerIds, inPlaceGate, podCondition } from '../pods/conditions.ts';
-import { resizeTargets, unresized } from '../pods/resize.ts';
+import { containerIds, inPlaceGate } from '../pods/conditions.ts';
+import { resizeTargets } from '../resize/resize.ts';
+import { resizeStep } from '../resize/step.ts';
 import { rfc3339, toMs, type Wakeups } from '../time.ts';
 import { gateTransitionTime } from '../readiness/gate-time.ts';
 import { finishInPlaceUpdate, podReadiness, REASON_DRAINING } from '../readiness/readiness.ts';
@@ -81,14 +82,9 @@ export function inFlightStep(o: Rollout, v: ObservedPod, wake: Wakeups): PodStep
   // Updating: the pod runs (or is starting) the images of state.revision.
   // A new updateRevision re-targets it: a fresh update from its current state (a rollback of a stuck pod).
   if (state.revision !== target && movable) return step(retarget(o, v, state));
-  // §4.9: a resize the API server refused fails the rollout at once, until a new template re-targets.
-  if (state.resizeRefused !== undefined) return resizeFailure(v, state, state.resizeRefused);
-  // 2b. The image patch recorded the resize; it follows (again, after a crash between the two).
-  const resize = unresized(v.pod, state.targetResources);
-  if (resize) return step({ kind: 'resizePod', pod: v.ref, containers: resize, refused: { ...state, resizeRefused: '' } });
-  // The kubelet's verdict on this resize: Infeasible fails at once; Deferred waits (the deadline below).
-  const infeasible = resizeInfeasible(v);
-  if (infeasible !== undefined) return resizeFailure(v, state, infeasible);
+  // 2b (§4.9): the resize the image patch recorded, or why it cannot be done (resize/step.ts).
+  const resize = resizeStep(v.pod, v.ref, state);
+  if (resize) return resize;
   // 3. Done (§4.5) -> 4. remove the state; the gate opens in the next decision.
   const done = podReadiness(v.pod, o.nowMs, strategy.readiness);
   if (done.length > 0) return step(done[0]);
@@ -110,22 +106,6 @@ export function inFlightStep(o: Rollout, v: ObservedPod, wake: Wakeups): PodStep
   }
   wake.at(deadline);
   return none;
-}
-
-/**
- * The kubelet's PodResizePending condition with reason Infeasible, about the pod's current spec (its
- * observedGeneration, when the kubelet reports one, is the pod's generation): its message.
- */
-function resizeInfeasible(v: ObservedPod): string | undefined {
-  const pending = podCondition(v.pod, 'PodResizePending');
-  if (pending?.status !== 'True' || pending.reason !== 'Infeasible') return undefined;
-  if (pending.observedGeneration !== undefined && pending.observedGeneration !== v.pod.metadata.generation) return undefined;
-  return pending.message ?? 'Infeasible';
-}
-
-function resizeFailure(v: ObservedPod, state: InPlaceState, why: string): PodStep {
-  const message = `pod ${v.name}: resize for revision ${state.revision} is infeasible: ${why}`;
-  return { action: null, failure: { reason: 'ResizeInfeasible', message, key: `ResizeInfeasible/${v.name}/${state.startedAt}` } };
 }
 
 /** A new updateRevision while the pod is on its way to another: Draining again toward it, drainStartedAt kept. */
