@@ -46,7 +46,8 @@ export function bodyBudget(opts: BodyBudgetOptions): MiddlewareHandler {
     } else if (raw.body) {
       const counted = raw.body.pipeThrough(
         new TransformStream<Uint8Array, Uint8Array>({
-          transform: (chunk, out) => (take(chunk.byteLength) ? out.enqueue(chunk) : out.error(new OverBudgetError())),
+          // Past maxBodyBytes the bytes are bodyLimit's to refuse (413): a body is charged that much at most.
+          transform: (chunk, out) => (take(Math.min(chunk.byteLength, Math.max(0, opts.maxBodyBytes - held))) ? out.enqueue(chunk) : out.error(new OverBudgetError())),
         }),
       );
       c.req.raw = new Request(raw, { body: counted, duplex: 'half' } as RequestInit);
