@@ -3,7 +3,7 @@
 // KUBEBUILDER_ASSETS directory (envtest's layout; it ships no kube-controller-manager), then our own
 // build (build-binaries.sh), which is run only when something is still missing.
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface Binaries {
@@ -118,4 +118,50 @@ export async function resolveCoreDns(env: NodeJS.ProcessEnv = process.env): Prom
     return explicit;
   }
   return join(await runBuildScript(COREDNS_BUILD_SCRIPT), 'coredns');
+}
+
+const KNATIVE_BUILD_SCRIPT = new URL('./build-knative.sh', import.meta.url).pathname;
+/** Knative Eventing's components build-knative.sh builds (each binary named after its cmd/ package's last element). */
+export const KNATIVE_EVENTING_COMMANDS = [
+  'controller',
+  'webhook',
+  'jobsink',
+  'requestreply',
+  'auth_proxy',
+  'mtping',
+  'apiserver_receive_adapter',
+  'mtchannel_broker',
+  'broker/ingress',
+  'broker/filter',
+  'in_memory/channel_controller',
+  'in_memory/channel_dispatcher',
+] as const;
+/** The release manifests' directories, under config/ of the build (as in the module). */
+export const KNATIVE_EVENTING_CONFIG = ['core', 'channels/in-memory-channel', 'brokers/mt-channel-broker'] as const;
+
+/**
+ * Knative Eventing's directory (dev/cluster/knative.ts installs from it): its components' binaries
+ * and the release manifests in config/. NEOSET_KNATIVE_EVENTING when set (a prebuilt directory laid
+ * out as build-knative.sh's: it must hold every component and config/), else our cached build from
+ * the Go module proxy (build-knative.sh, run only when something is missing).
+ */
+export async function resolveKnativeEventing(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const explicit = env.NEOSET_KNATIVE_EVENTING;
+  if (explicit) {
+    const missing = [
+      ...KNATIVE_EVENTING_COMMANDS.map((cmd) => cmd.split('/').at(-1)!).filter((bin) => !isExecutable(join(explicit, bin))),
+      ...KNATIVE_EVENTING_CONFIG.map((dir) => `config/${dir}`).filter((dir) => !isDirectory(join(explicit, dir))),
+    ];
+    if (missing.length > 0) throw new Error(`NEOSET_KNATIVE_EVENTING=${explicit} lacks ${missing.join(', ')}`);
+    return explicit;
+  }
+  return runBuildScript(KNATIVE_BUILD_SCRIPT);
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -11,10 +11,12 @@
 //     build from the Go module proxy (build-cni.sh, under a minute cold);
 //   - nftables (the `nft` tool kube-proxy's nftables mode drives), installed like the above, and the
 //     services stack's kube-proxy (TEST_ASSET_KUBE_PROXY, else built beside the control plane) and
-//     CoreDNS (NEOSET_COREDNS, else build-coredns.sh, about 2 minutes cold).
+//     CoreDNS (NEOSET_COREDNS, else build-coredns.sh, about 2 minutes cold);
+//   - Knative Eventing's components and release manifests (NEOSET_KNATIVE_EVENTING, else
+//     build-knative.sh, a few minutes cold), for test/integration/knative-eventing.test.ts.
 import { spawnSync } from 'node:child_process';
 import { chromiumPath } from '../browser/chromium.ts';
-import { resolveBinaries, resolveCniPlugins, resolveCoreDns, resolveKubeProxy } from '../../dev/cluster/binaries.ts';
+import { resolveBinaries, resolveCniPlugins, resolveCoreDns, resolveKnativeEventing, resolveKubeProxy } from '../../dev/cluster/binaries.ts';
 
 const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 
@@ -51,3 +53,6 @@ console.log(`CNI plugins ready in ${((Date.now() - cniStarted) / 1000).toFixed(1
 const servicesStarted = Date.now();
 const [kubeProxy, coredns] = [await resolveKubeProxy(), await resolveCoreDns()];
 console.log(`kube-proxy and CoreDNS ready in ${((Date.now() - servicesStarted) / 1000).toFixed(1)} s: ${kubeProxy}, ${coredns}`);
+const knativeStarted = Date.now();
+const knative = await resolveKnativeEventing();
+console.log(`Knative Eventing ready in ${((Date.now() - knativeStarted) / 1000).toFixed(1)} s: ${knative}`);

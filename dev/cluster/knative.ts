@@ -1,0 +1,164 @@
+// Knative Eventing installed as a user installs a release: its own manifests (config/core, the
+// in-memory channel, the MT channel-based broker, out of the knative.dev/eventing module that
+// build-knative.sh built the components from) applied in the release's order — the CRDs, then the
+// core, then the channel, then the broker — each re-applied while the Knative webhook it needs is not
+// serving yet, as a user re-runs `kubectl apply`. Beneath it: a process-mode kubelet given
+// knativeImageTable (its pods run the built binaries) and the services stack (services.ts).
+//
+// What `ko resolve` does at release time is done here as text: every ko://knative.dev/eventing/cmd/X
+// becomes the image neoset.local/knative-eventing/X:v<version>, which knativeImageTable maps to the
+// binary X. Nothing else of the manifests is changed. One thing is added: the ConfigMaps
+// eventing-integrations-images and eventing-transformations-images, which the controller's env
+// names (configMapKeyRef, not optional) and which the release assembles from outside config/core;
+// their images (IntegrationSource/Sink, EventTransform) are not built here, so those features stay
+// unavailable.
+
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { AppsV1Api, type V1Deployment } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { toYaml, type Manifest } from '../manifests.ts';
+import type { ImageTableEntry } from '../kubelet/process/image-table.ts';
+import { waitFor } from '../kubelet/wait-for.ts';
+import { KNATIVE_EVENTING_COMMANDS } from './binaries.ts';
+import { WORKLOAD_CONTROLLERS, type ControlPlane } from './control-plane.ts';
+
+export const KNATIVE_EVENTING_VERSION = '0.50.0';
+export const KNATIVE_NAMESPACE = 'knative-eventing';
+const IMAGE_REPO = 'neoset.local/knative-eventing';
+const KO_REFERENCE = /ko:\/\/knative\.dev\/eventing\/cmd\/([a-z0-9_]+(?:\/[a-z0-9_]+)*)/g;
+
+/**
+ * The kube-controller-manager loops Knative needs besides the control plane's own (its
+ * extraControllers): Deployments and ReplicaSets; request-reply is a StatefulSet; and RBAC's
+ * aggregated ClusterRoles (Knative grants its controllers the channel and source kinds by
+ * aggregationRule labels, e.g. the IMC's channelable-manipulator, which only the
+ * clusterrole-aggregation loop fills in).
+ */
+export const KNATIVE_CONTROLLERS = [...WORKLOAD_CONTROLLERS, 'statefulset-controller', 'clusterrole-aggregation-controller'];
+
+/** The image a ko:// reference of cmd `cmd` resolves to (what the image table maps to its binary). */
+export const knativeImage = (cmd: string, version = KNATIVE_EVENTING_VERSION) => `${IMAGE_REPO}/${cmd}:v${version}`;
+
+/** Image-table entries running each component's image as its binary in `dir` (resolveKnativeEventing). */
+export function knativeImageTable(dir: string): ImageTableEntry[] {
+  return KNATIVE_EVENTING_COMMANDS.map((cmd) => ({ image: `${IMAGE_REPO}/${cmd}:*`, entrypoint: [join(dir, cmd.split('/').at(-1)!)] }));
+}
+
+/** The .yaml files under `dir` in ko's order (a lexical walk, directories where they sort), as one release file. */
+function yamlFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) return yamlFiles(path);
+      return /\.ya?ml$/.test(name) ? [path] : [];
+    });
+}
+
+/** The objects of the manifests under `dir`, ko:// references resolved to our images. */
+export function releaseManifests(dir: string, version = KNATIVE_EVENTING_VERSION): Manifest[] {
+  return yamlFiles(dir).flatMap((file) => {
+    const text = readFileSync(file, 'utf8').replace(KO_REFERENCE, (_match, cmd: string) => knativeImage(cmd, version));
+    return parseAllDocuments(text)
+      .map((doc) => doc.toJS() as Manifest | null)
+      .filter((m): m is Manifest => m !== null && typeof m === 'object' && typeof m.kind === 'string');
+  });
+}
+
+/** The ConfigMaps the controller's env names that config/core lacks (see the top of this file). */
+function missingImageConfigMaps(version: string): Manifest[] {
+  const configMap = (name: string, keys: string[]): Manifest => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: KNATIVE_NAMESPACE, labels: { 'app.kubernetes.io/name': 'knative-eventing', 'app.kubernetes.io/version': version } },
+    data: Object.fromEntries(keys.map((key) => [key, `${IMAGE_REPO}/not-built/${key}:v${version}`])),
+  });
+  return [
+    configMap('eventing-integrations-images', ['timer-source', 'aws-s3-source', 'aws-sqs-source', 'aws-ddb-streams-source', 'log-sink', 'aws-s3-sink', 'aws-sqs-sink', 'aws-sns-sink']),
+    configMap('eventing-transformations-images', ['transform-jsonata']),
+  ];
+}
+
+/** The release in its install order: CRDs, core, in-memory channel, MT channel-based broker. */
+export function knativeEventingRelease(dir: string, version = KNATIVE_EVENTING_VERSION): { what: string; manifests: Manifest[] }[] {
+  const config = join(dir, 'config');
+  return [
+    { what: 'eventing-crds', manifests: releaseManifests(join(config, 'core', 'resources'), version) },
+    { what: 'eventing-core', manifests: [...releaseManifests(join(config, 'core'), version), ...missingImageConfigMaps(version)] },
+    { what: 'in-memory-channel', manifests: releaseManifests(join(config, 'channels', 'in-memory-channel'), version) },
+    { what: 'mt-channel-broker', manifests: releaseManifests(join(config, 'brokers', 'mt-channel-broker'), version) },
+  ];
+}
+
+function kubectl(kubeconfig: string, args: string[], input?: string): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { maxBuffer: 64 * 1024 * 1024, timeout: 60_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` }),
+    );
+    if (input !== undefined) child.stdin?.end(input);
+  });
+}
+
+/** An apply refused because a webhook (Knative's own, not serving yet) could not be called: worth applying again. */
+const webhookNotServing = (out: string) => /failed calling webhook|no endpoints available|connection refused|context deadline exceeded|x509/.test(out);
+
+async function applyUntilAccepted(kubeconfig: string, manifests: Manifest[], what: string, timeoutMs: number, log: (line: string) => void): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    const r = await kubectl(kubeconfig, ['apply', '-f', '-'], toYaml(manifests));
+    if (r.code === 0) return log(`applied ${what} (${manifests.length} objects${attempt > 1 ? `, attempt ${attempt}` : ''})`);
+    if (!webhookNotServing(r.out) || Date.now() > deadline) throw new Error(`kubectl apply of ${what} failed: ${r.out.trim().split('\n').slice(-5).join('\n')}`);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
+const available = (d: V1Deployment) => (d.spec?.replicas ?? 1) === 0 || d.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
+
+async function deploymentsAvailable(cp: ControlPlane, names: string[] | undefined, timeoutMs: number): Promise<void> {
+  const apps = cp.kubeConfig().makeApiClient(AppsV1Api);
+  let waiting: string[] = [];
+  await waitFor(
+    async () => {
+      const all = (await apps.listNamespacedDeployment({ namespace: KNATIVE_NAMESPACE })).items.filter((d) => !names || names.includes(d.metadata!.name!));
+      waiting = all.filter((d) => !available(d)).map((d) => d.metadata!.name!);
+      return all.length >= (names?.length ?? 1) && waiting.length === 0;
+    },
+    { what: `Deployments Available in ${KNATIVE_NAMESPACE}`, timeoutMs, intervalMs: 1000 },
+  ).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}; not Available: ${waiting.join(', ') || 'none listed'}`, { cause: err });
+  });
+}
+
+export interface InstallOptions {
+  /** resolveKnativeEventing's directory (binaries and config/). */
+  dir: string;
+  version?: string;
+  /** The whole install within this. Default 180 s. */
+  timeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+/**
+ * Installs Knative Eventing on `cp` (a serviceNetwork control plane started with KNATIVE_CONTROLLERS,
+ * a process-mode kubelet given knativeImageTable(dir), and the services stack): the release applied in order, waiting as its
+ * install docs say — the webhook serving before the channel and the broker are applied, and every
+ * Deployment of knative-eventing Available at the end.
+ */
+export async function installKnativeEventing(cp: ControlPlane, opts: InstallOptions): Promise<void> {
+  const log = opts.log ?? (() => {});
+  const deadline = Date.now() + (opts.timeoutMs ?? 180_000);
+  const left = () => Math.max(1000, deadline - Date.now());
+  const [crds, core, channel, broker] = knativeEventingRelease(opts.dir, opts.version);
+  await applyUntilAccepted(cp.kubeconfigPath, crds.manifests, crds.what, left(), log);
+  const established = await kubectl(cp.kubeconfigPath, ['wait', '--for=condition=Established', '--timeout=60s', ...crds.manifests.map((m) => `crd/${m.metadata.name}`)]);
+  if (established.code !== 0) throw new Error(`Knative's CRDs not Established: ${established.out}`);
+  await applyUntilAccepted(cp.kubeconfigPath, core.manifests, core.what, left(), log);
+  await deploymentsAvailable(cp, ['eventing-webhook'], left());
+  log('eventing-webhook Available');
+  await applyUntilAccepted(cp.kubeconfigPath, channel.manifests, channel.what, left(), log);
+  await applyUntilAccepted(cp.kubeconfigPath, broker.manifests, broker.what, left(), log);
+  await deploymentsAvailable(cp, undefined, left());
+  log(`Knative Eventing v${opts.version ?? KNATIVE_EVENTING_VERSION}: every Deployment of ${KNATIVE_NAMESPACE} Available`);
+}
