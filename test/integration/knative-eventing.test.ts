@@ -209,7 +209,7 @@ describe('Knative Eventing v0.50.0, installed from its release manifests', () =>
     expect(JSON.parse(events[0].data)).toEqual({ id: events[0].attributes.id });
   });
 
-  it.skip("delivers an ApiServerSource's ConfigMap events through the Broker (the adapter runs as a pod under its ServiceAccount)", async () => {
+  it("delivers an ApiServerSource's ConfigMap events through the Broker (the adapter runs as a pod under its ServiceAccount)", async () => {
     await core().createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'configmap-watcher' } } });
     const rbac = cp!.kubeConfig().makeApiClient((await import('@kubernetes/client-node')).RbacAuthorizationV1Api);
     await rbac.createNamespacedRole({ namespace, body: { metadata: { name: 'configmap-watcher' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }] } });

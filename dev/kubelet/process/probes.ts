@@ -24,6 +24,15 @@ function portOf(port: number | string, container: V1Container): number | undefin
   return container.ports?.find((p) => p.name === port)?.containerPort;
 }
 
+/**
+ * The request path of an httpGet probe as kubelet's prober makes its URL (url.URL with a host): a path
+ * without its leading slash gets one — Knative's adapters are probed at `readiness` and `health`.
+ */
+export function requestPath(path: string | undefined): string {
+  if (!path) return '/';
+  return path.startsWith('/') ? path : `/${path}`;
+}
+
 export async function probeOnce(probe: V1Probe, target: ProbeTarget): Promise<{ ok: boolean; message: string }> {
   const timeoutMs = (probe.timeoutSeconds ?? 1) * 1000;
   if (probe.httpGet) {
@@ -37,7 +46,7 @@ export async function probeOnce(probe: V1Probe, target: ProbeTarget): Promise<{ 
         {
           host: get.host || target.podIP,
           port,
-          path: get.path || '/',
+          path: requestPath(get.path),
           method: 'GET',
           headers: { 'User-Agent': 'kube-probe/1.37', Accept: '*/*', ...headers },
           timeout: timeoutMs,
