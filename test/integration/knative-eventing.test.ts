@@ -90,7 +90,7 @@ afterAll(async () => {
 
 const ready = (o: { status?: { conditions?: { type: string; status: string }[] } }) => o.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
 
-async function knative(group: string, version: string, plural: string, name: string): Promise<{ status?: { conditions?: { type: string; status: string; message?: string }[]; address?: { url?: string } } }> {
+async function knative(group: string, version: string, plural: string, name: string): Promise<{ spec?: unknown; status?: { conditions?: { type: string; status: string; message?: string }[]; address?: { url?: string } } }> {
   return (await custom().getNamespacedCustomObject({ group, version, namespace, plural, name })) as never;
 }
 
@@ -109,7 +109,7 @@ async function readyObject(group: string, version: string, plural: string, name:
 }
 
 /** A Trigger on the Broker `default` letting events of `type` through to the receiver's `path`. */
-const createTrigger = (name: string, type: string, path: string) =>
+const createTrigger = (name: string, type: string, path: string, extraFilter: Record<string, string> = {}) =>
   custom().createNamespacedCustomObject({
     group: 'eventing.knative.dev',
     version: 'v1',
@@ -119,7 +119,7 @@ const createTrigger = (name: string, type: string, path: string) =>
       apiVersion: 'eventing.knative.dev/v1',
       kind: 'Trigger',
       metadata: { name },
-      spec: { broker: 'default', filter: { attributes: { type } }, subscriber: { ref: { apiVersion: 'v1', kind: 'Service', name: 'receiver' }, uri: path } },
+      spec: { broker: 'default', filter: { attributes: { type, ...extraFilter } }, subscriber: { ref: { apiVersion: 'v1', kind: 'Service', name: 'receiver' }, uri: path } },
     },
   });
 
@@ -173,6 +173,16 @@ describe('Knative Eventing v0.50.0, installed from its release manifests', () =>
       body: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', metadata: { name: 'default', annotations: { 'eventing.knative.dev/broker.class': 'MTChannelBasedBroker' } } },
     });
     await createTrigger('wanted', 'neoset.test.wanted', '/wanted');
+    // The API server called Knative's webhook at its pod (by Service): it defaulted the Broker's
+    // channel config, and it refuses a Trigger filter attribute Knative does not allow.
+    const created = (await knative('eventing.knative.dev', 'v1', 'brokers', 'default')) as { spec?: { config?: { name?: string } } };
+    expect(created.spec?.config?.name).toBe('config-br-default-channel');
+    const refused = await createTrigger('bad-filter', 'neoset.test.wanted', '/wanted', { 'Not-Valid': 'x' }).then(
+      () => 'accepted',
+      (err: { body?: string }) => String(err.body),
+    );
+    expect(refused).toContain('admission webhook');
+    expect(refused).toContain('Not-Valid');
     const broker = await readyObject('eventing.knative.dev', 'v1', 'brokers', 'default');
     await readyObject('eventing.knative.dev', 'v1', 'triggers', 'wanted');
     const pod = await waitFor(async () => {
