@@ -44,7 +44,7 @@ flock 9
 if complete; then echo "$OUT"; exit 0; fi
 
 START=$SECONDS
-log "no complete build in $OUT: building Knative Eventing v$KNATIVE_EVENTING_VERSION (${#COMMANDS[@]} components) from the Go module proxy, once per machine (several minutes on 2 cores). To skip it: set NEOSET_KNATIVE_EVENTING to a directory holding them"
+log "no complete build in $OUT: building Knative Eventing v$KNATIVE_EVENTING_VERSION (${#COMMANDS[@]} components) from the Go module proxy, once per machine (about 2 minutes on 2 cores). To skip it: set NEOSET_KNATIVE_EVENTING to a directory holding them"
 WORK="$CACHE/src-knative-eventing-$KNATIVE_EVENTING_VERSION"
 mkdir -p "$WORK"
 cd "$WORK"

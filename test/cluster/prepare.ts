@@ -13,7 +13,7 @@
 //     services stack's kube-proxy (TEST_ASSET_KUBE_PROXY, else built beside the control plane) and
 //     CoreDNS (NEOSET_COREDNS, else build-coredns.sh, about 2 minutes cold);
 //   - Knative Eventing's components and release manifests (NEOSET_KNATIVE_EVENTING, else
-//     build-knative.sh, a few minutes cold), for test/integration/knative-eventing.test.ts.
+//     build-knative.sh, about 2 minutes cold), for test/integration/knative-eventing.test.ts.
 import { spawnSync } from 'node:child_process';
 import { chromiumPath } from '../browser/chromium.ts';
 import { resolveBinaries, resolveCniPlugins, resolveCoreDns, resolveKnativeEventing, resolveKubeProxy } from '../../dev/cluster/binaries.ts';
