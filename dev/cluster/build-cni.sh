@@ -19,21 +19,9 @@ LOG_TAG=build-cni
 source "$(dirname "${BASH_SOURCE[0]}")/build-lib.sh"
 
 complete() { for p in "${PLUGINS[@]}"; do [ -x "$OUT/${p#*/}" ] || return 1; done; }
-if complete; then echo "$OUT"; exit 0; fi
-find_go || { log "error: Go is needed to build the CNI plugins (or set NEOSET_CNI_PATH to a directory holding bridge, host-local and loopback)"; exit 2; }
-
-mkdir -p "$OUT"
-exec 9>"$OUT/.lock"
-flock 9
-if complete; then echo "$OUT"; exit 0; fi
-
-START=$SECONDS
+once_per_machine "Go is needed to build the CNI plugins (or set NEOSET_CNI_PATH to a directory holding bridge, host-local and loopback)"
 log "no complete build in $OUT: building the CNI plugins ${PLUGINS[*]} v$CNI_PLUGINS_VERSION from the Go module proxy, once per machine. To skip it: set NEOSET_CNI_PATH to a directory holding them (e.g. /opt/cni/bin)"
-WORK="$CACHE/src-cni-$CNI_PLUGINS_VERSION"
-mkdir -p "$WORK"
-cd "$WORK"
-export GOFLAGS=-mod=mod CGO_ENABLED=0
-printf 'module neoset.local/cni\n\ngo 1.24\n\nrequire github.com/containernetworking/plugins v%s\n' "$CNI_PLUGINS_VERSION" > go.mod
+scratch_module "cni-$CNI_PLUGINS_VERSION" 1.24 "github.com/containernetworking/plugins v$CNI_PLUGINS_VERSION"
 {
   printf '//go:build tools\n\npackage cni\n\nimport (\n'
   for p in "${PLUGINS[@]}"; do printf '\t_ "github.com/containernetworking/plugins/plugins/%s"\n' "$p"; done

@@ -23,21 +23,10 @@ LOG_TAG=build-coredns
 # shellcheck source=build-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/build-lib.sh"
 
-if [ -x "$OUT/coredns" ]; then echo "$OUT"; exit 0; fi
-find_go || { log "error: Go is needed to build CoreDNS (or set NEOSET_COREDNS to a coredns binary)"; exit 2; }
-
-mkdir -p "$OUT"
-exec 9>"$OUT/.lock"
-flock 9
-if [ -x "$OUT/coredns" ]; then echo "$OUT"; exit 0; fi
-
-START=$SECONDS
+complete() { [ -x "$OUT/coredns" ]; }
+once_per_machine "Go is needed to build CoreDNS (or set NEOSET_COREDNS to a coredns binary)"
 log "no build in $OUT: building CoreDNS v$COREDNS_VERSION (plugins ${PLUGINS[*]}) from the Go module proxy, once per machine. To skip it: set NEOSET_COREDNS to a coredns binary"
-WORK="$CACHE/src-coredns-$COREDNS_VERSION"
-mkdir -p "$WORK"
-cd "$WORK"
-export GOFLAGS=-mod=mod CGO_ENABLED=0
-printf 'module neoset.local/coredns\n\ngo 1.26\n\nrequire github.com/coredns/coredns v%s\n' "$COREDNS_VERSION" > go.mod
+scratch_module "coredns-$COREDNS_VERSION" 1.26 "github.com/coredns/coredns v$COREDNS_VERSION"
 {
   printf '// CoreDNS with the plugins a cluster DNS uses (build-coredns.sh).\npackage main\n\nimport (\n'
   printf '\t"github.com/coredns/coredns/coremain"\n'

@@ -35,21 +35,9 @@ complete() {
   binaries || return 1
   for m in "${MANIFESTS[@]}"; do [ -d "$OUT/config/$m" ] || return 1; done
 }
-if complete; then echo "$OUT"; exit 0; fi
-find_go || { log "error: Go is needed to build Knative Eventing (or set NEOSET_KNATIVE_EVENTING to a directory holding its components, ${COMMANDS[*]##*/}, and their config/)"; exit 2; }
-
-mkdir -p "$OUT"
-exec 9>"$OUT/.lock"
-flock 9
-if complete; then echo "$OUT"; exit 0; fi
-
-START=$SECONDS
+once_per_machine "Go is needed to build Knative Eventing (or set NEOSET_KNATIVE_EVENTING to a directory holding its components, ${COMMANDS[*]##*/}, and their config/)"
 log "no complete build in $OUT: building Knative Eventing v$KNATIVE_EVENTING_VERSION (${#COMMANDS[@]} components) from the Go module proxy, once per machine (about 2 minutes on 2 cores). To skip it: set NEOSET_KNATIVE_EVENTING to a directory holding them"
-WORK="$CACHE/src-knative-eventing-$KNATIVE_EVENTING_VERSION"
-mkdir -p "$WORK"
-cd "$WORK"
-export GOFLAGS=-mod=mod CGO_ENABLED=0
-printf 'module neoset.local/knative-eventing\n\ngo 1.25\n\nrequire knative.dev/eventing v%s\n' "$KNATIVE_EVENTING_VERSION" > go.mod
+scratch_module "knative-eventing-$KNATIVE_EVENTING_VERSION" 1.25 "knative.dev/eventing v$KNATIVE_EVENTING_VERSION"
 # Main packages cannot be imported, so nothing here would keep the requirement through `go mod
 # tidy`: download the release and let `go build -mod=mod` record the sums of what it compiles.
 step "downloading knative.dev/eventing v$KNATIVE_EVENTING_VERSION and its modules" nice -n 10 go mod download knative.dev/eventing
