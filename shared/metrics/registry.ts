@@ -1,6 +1,6 @@
 // The per-instance metrics of SPEC §4.8. Metrics registries are the one module-level state allowed
 // in function code (STYLE §6): they are reported, never read back for a decision.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -71,5 +71,16 @@ export const analysisTotal = new Counter({
 export const unhandledRejections = new Counter({
   name: 'neoset_unhandled_rejections_total',
   help: 'Promises rejected with no handler in this process (a bug: logged at fatal level with the stack; the process keeps serving).',
+  registers: [registry],
+});
+
+/**
+ * SPEC §2.3 "one clock": this instance's wall clock minus the API server's, in seconds, as last seen
+ * (shared/k8s/server-clock.ts; up to ~1 s above the true offset: `Date` has 1 s resolution). A gauge,
+ * not a histogram: the offset is a state of the node, and what an alert asks is whether it is large now.
+ */
+export const clockOffset = new Gauge({
+  name: 'neoset_clock_offset_seconds',
+  help: "This instance's wall clock minus the API server's (from the responses' Date), last seen; NeoSet decides on the API server's clock whatever this says.",
   registers: [registry],
 });
