@@ -10,6 +10,7 @@ import { eventAsk, mergeAsks, RECHECK_ASK, recheckDelayMs, type Ask } from '../.
 import { createLogger } from '../../shared/http/logger.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { createCoalescer, mapBounded } from '../../shared/k8s/coalesce.ts';
+import { offsetReporter } from '../../shared/k8s/server-clock.ts';
 import { neosetsOf, reconcileOne, type NeoSetKey, type Outcome } from '../../shared/k8s/reconcile.ts';
 import { eventWait } from '../../shared/metrics/registry.ts';
 import { mountStateGauges } from '../../shared/metrics/state-gauges.ts';
@@ -48,6 +49,8 @@ export interface ReconcileDeps {
 export function createApp(deps: ReconcileDeps): Hono {
   const now = deps.now ?? (() => new Date());
   const log = deps.logger ?? createLogger('reconcile');
+  // Decisions are on the API server's clock (SPEC §2.3); a node whose own is off says so, at most every 10 minutes.
+  const onClockOffset = offsetReporter((offsetSeconds) => log.warn({ offsetSeconds }, "this instance's clock differs from the API server's: deciding on the API server's"));
   const sink = deps.sink ?? sinkFromEnv((err, e) => log.warn({ pod: `${e.namespace}/${e.pod.metadata?.name}`, state: e.state, error: err.message }, 'lifecycle event not delivered to K_SINK'));
   // One table per app instance (STYLE §6): at most one reconcile per NeoSet at a time, and the events
   // that arrive meanwhile share one follow-up, which does what any of them asked (reconcile-dispatch.ts).
@@ -58,7 +61,7 @@ export function createApp(deps: ReconcileDeps): Hono {
     merge: mergeAsks,
     run: async (key, { duties, seen }) => {
       const tails: Promise<void>[] = [];
-      const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), { now, sink, seen, defer: (t) => void tails.push(handledFromBirth(t)), analysisAddresses: deps.analysisAddresses });
+      const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), { now, onClockOffset, sink, seen, defer: (t) => void tails.push(handledFromBirth(t)), analysisAddresses: deps.analysisAddresses });
       // Once per run, not per event: the events a run covers share its re-check too.
       const delayMs = recheckDelayMs(outcome);
       if (delayMs !== null) recheck(key, delayMs);

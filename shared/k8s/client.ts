@@ -64,6 +64,11 @@ export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   /** Aborts the HTTP request itself (the socket is destroyed), not only the wait for it. */
   signal?: AbortSignal;
+  /**
+   * Told the response's `Date` header (the API server's clock, 1 s resolution) as the response
+   * arrives, error answers included: what the run's one clock is read from (server-clock.ts, SPEC §2.3).
+   */
+  date?: (date: string) => void;
 }
 
 export interface KubeClient {
@@ -119,7 +124,7 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
       const resource = resourceOf(url.pathname);
       let status = 0;
       try {
-        const { statusCode, text } = await send(transport, url, reqOpts, payload);
+        const { statusCode, text } = await send(transport, url, reqOpts, payload, opts.date);
         status = statusCode;
         if (statusCode >= 200 && statusCode < 300) return (text ? JSON.parse(text) : undefined) as T;
         let reason = 'Unknown';
@@ -151,9 +156,13 @@ function send(
   url: URL,
   opts: https.RequestOptions,
   payload: string | undefined,
+  date: ((date: string) => void) | undefined,
 ): Promise<{ statusCode: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = transport.request(url, opts, (res) => {
+      // At the headers, not the body's end: the earlier the receipt is taken, the tighter the bound.
+      const header = res.headers.date;
+      if (date && header) date(header);
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));

@@ -17,6 +17,7 @@ import { applyPodWrites, writtenBefore } from './apply.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
 import type { Outcome } from './reconcile.ts';
+import { serverClock, systemClock } from './server-clock.ts';
 
 /** What readiness would do for a pod: null when it is no NeoSet's pod (nothing to do, no outcome). */
 type Duties = { owner: OwnerReference; actions: Action[] } | null;
@@ -41,15 +42,28 @@ function hinted(object: unknown, nowMs: number): Duties | 'read' {
   }
 }
 
-export async function readinessOne(client: KubeClient, target: Extract<Target, { kind: 'pod' }>, object: unknown, now: () => Date): Promise<Outcome[]> {
+/**
+ * `now` is the instance's wall clock: it only decides a skip (whether there are duties does not depend
+ * on the time; only what they stamp does). What is written is decided on the API server's clock, read
+ * from the GET's `Date` (server-clock.ts, SPEC §2.3): the gate's lastTransitionTime and the update's
+ * duration. `now` stands in only when no response carries a `Date`.
+ */
+export async function readinessOne(
+  client: KubeClient,
+  target: Extract<Target, { kind: 'pod' }>,
+  object: unknown,
+  now: () => Date,
+  monotonic: () => number = systemClock.monotonic,
+): Promise<Outcome[]> {
   const stop = reconcileDuration.startTimer();
+  const clock = serverClock(client, { wall: () => now().getTime(), monotonic });
   let duties = hinted(object, now().getTime());
   if (duties === 'read') {
-    const pod = await client.request<Pod>('GET', paths.pod(target.namespace, target.name)).catch((err) => {
+    const pod = await clock.client.request<Pod>('GET', paths.pod(target.namespace, target.name)).catch((err) => {
       if (err instanceof ApiError && err.isNotFound) return null;
       throw err;
     });
-    duties = dutiesOf(pod, now().getTime());
+    duties = dutiesOf(pod, clock.now().getTime());
   }
   if (!duties) return [];
   const { owner, actions } = duties;
@@ -57,7 +71,7 @@ export async function readinessOne(client: KubeClient, target: Extract<Target, {
   const outcome = await (async (): Promise<Outcome> => {
     if (actions.length === 0) return { neoset: id, result: 'ok', actions: [], statusWritten: false, requeueAfter: null };
     try {
-      const applied = await applyPodWrites(client, { name: owner.name, namespace: target.namespace, uid: owner.uid }, actions, { now });
+      const applied = await applyPodWrites(clock.client, { name: owner.name, namespace: target.namespace, uid: owner.uid }, actions, { now: clock.now });
       const result = applied.outcome === 'applied' ? 'ok' : applied.outcome;
       return { neoset: id, result, actions: applied.written, statusWritten: false, requeueAfter: null, ...(applied.error ? { error: applied.error.message } : {}) };
     } catch (err) {

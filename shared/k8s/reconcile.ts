@@ -13,6 +13,7 @@ import type { LifecycleSink } from '../events/lifecycle-sink.ts';
 import { applyPlan, writtenBefore } from './apply.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
+import { serverClock, systemClock } from './server-clock.ts';
 import { measure } from './prometheus-query.ts';
 import { InvalidNeoSetError, listNeoSetKeys, readSnapshot } from './snapshot-reader.ts';
 
@@ -63,7 +64,15 @@ export async function neosetsOf(client: KubeClient, target: Target): Promise<Neo
 }
 
 export interface ReconcileOptions {
+  /**
+   * The instance's wall clock: decisions are not made on it but on the API server's, read from the
+   * run's responses (server-clock.ts, SPEC §2.3); it stands in only while no response carried a `Date`.
+   */
   now?: () => Date;
+  /** The instance's monotonic clock (ms): what carries the server's time from a response to a decision. */
+  monotonic?: () => number;
+  /** Told the run's clock offset (instance minus server, seconds; null: no `Date` seen) once it is decided. */
+  onClockOffset?: (offsetSeconds: number | null) => void;
   sink?: LifecycleSink;
   /** The newest resourceVersion of the Pods in the events this run answers (readSnapshot's `seen`). */
   seen?: string;
@@ -76,15 +85,19 @@ export interface ReconcileOptions {
 /** Reads, decides and applies for one NeoSet. Never throws: the outcome says what happened. */
 export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: Decider, opts: ReconcileOptions = {}): Promise<Outcome> {
   const { now = () => new Date(), sink, seen, defer, analysisAddresses = [] } = opts;
+  // Every request of the run goes through the clock, so the snapshot's responses set `now` for the
+  // decision and a chained write's response keeps it on the server's clock for what the applier stamps.
+  const clock = serverClock(client, { wall: () => now().getTime(), monotonic: opts.monotonic ?? systemClock.monotonic });
   const id = `${key.namespace}/${key.name}`;
   const stop = reconcileDuration.startTimer();
   const outcome = await (async (): Promise<Outcome> => {
     try {
       const read = reconcilePhase.startTimer({ phase: 'read' });
-      const snapshot = await readSnapshot(client, key.namespace, key.name, seen);
+      const snapshot = await readSnapshot(clock.client, key.namespace, key.name, seen);
       read();
       if (!snapshot) return { neoset: id, result: 'gone', actions: [], statusWritten: false, requeueAfter: null };
-      const at = now();
+      const at = clock.now();
+      opts.onClockOffset?.(clock.offsetSeconds());
       const deciding = reconcilePhase.startTimer({ phase: 'decide' });
       let plan = decider(snapshot, at);
       deciding();
@@ -96,7 +109,7 @@ export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: 
         plan = decider({ ...snapshot, analysis: measurement }, at);
       }
       const apply = reconcilePhase.startTimer({ phase: 'apply' });
-      const applied = await applyPlan(client, snapshot, plan, { now, sink, defer }).finally(() => apply());
+      const applied = await applyPlan(clock.client, snapshot, plan, { now: clock.now, sink, defer }).finally(() => apply());
       return {
         neoset: id,
         result: applied.outcome === 'applied' ? 'ok' : applied.outcome,

@@ -65,6 +65,9 @@ function build(store: Store, admission: Admission, opts: MemoryApiOptions): Memo
       const pathname = path.split('?')[0];
       if (faults.crashed) throw new CrashError(verb, path);
       requests[verb]++;
+      // Every answer carries kube-apiserver's `Date`: the store's clock, truncated to the second (the
+      // one clock deciders read, SPEC §2.3). A crashed process gets no answer, so no Date.
+      options.date?.(new Date(store.now()).toUTCString());
       const injected = faults.take(verb, pathname);
       if (injected) throw toApiError(verb, pathname, injected);
       let result: unknown;

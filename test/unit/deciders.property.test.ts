@@ -8,7 +8,9 @@
 // when its previous reconcile began — a read one reconcile behind. Each decider's lists come from its
 // own API server's watch cache (snapshot-reader.ts lists with a resourceVersion): a copy of the
 // cluster taken at random moments, caught up only when it is older than a "not older than" asks.
-// After every step the oracle (test/oracle, written from the SPEC)
+// Each decider's node clock is off by its own amount (up to ±120 s): it decides on the API server's
+// clock, read from its responses' Date (SPEC §2.3, shared/k8s/server-clock.ts), its monotonic clock
+// the true one. After every step the oracle (test/oracle, written from the SPEC, on the true clock)
 // judges what changed; when the user stops, one decider converges the NeoSet.
 //
 // Only progress comes from the kubelet here (pods start and become Ready; nothing breaks): a pod that
@@ -20,6 +22,7 @@ import { canaryCommand } from '../../shared/core/canary/commands.ts';
 import { decide } from '../../shared/core/decide.ts';
 import { applyPlan } from '../../shared/k8s/apply.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
+import { serverClock } from '../../shared/k8s/server-clock.ts';
 import { readSnapshot } from '../../shared/k8s/snapshot-reader.ts';
 import type { MemoryApi } from '../memory-api/index.ts';
 import { checkInvariants, type Observation } from '../oracle/index.ts';
@@ -42,10 +45,13 @@ class Decider {
   readonly client: KubeClient;
   readonly w: World;
   readonly lagging: boolean;
+  /** How far this decider's node clock is ahead of the API server's (seconds; behind when negative). */
+  readonly skew: number;
 
-  constructor(w: World, lagging: boolean) {
+  constructor(w: World, lagging: boolean, skew: number) {
     this.w = w;
     this.lagging = lagging;
+    this.skew = skew;
     this.client = {
       request: async <T,>(...args: Parameters<KubeClient['request']>): Promise<T> => {
         await new Promise<void>((resolve) => this.#queue.push(resolve));
@@ -56,7 +62,10 @@ class Decider {
           // kube-apiserver's watch cache; "not older than" waits until it has caught up with that version.
           const behind = query.resourceVersionMatch === 'NotOlderThan' && Number(this.#cache?.store.resourceVersion ?? 0) < Number(query.resourceVersion);
           if (!this.#cache || behind) this.catchUp();
-          return this.#cache!.client.request<T>(...args);
+          // The cache is a copy taken earlier, its answer's Date is the server's now: the true clock.
+          const { date, ...rest } = args[2] ?? {};
+          date?.(new Date(this.w.now).toUTCString());
+          return this.#cache!.client.request<T>(verb, path, rest);
         }
         return this.w.api.client.request<T>(...args);
       },
@@ -82,10 +91,12 @@ class Decider {
     }
     void (async () => {
       try {
-        const snapshot = await readSnapshot(this.client, NAMESPACE, this.w.name);
+        // The node's wall clock is skewed; its monotonic clock runs with the true one (reconcile.ts does the same).
+        const clock = serverClock(this.client, { wall: () => this.w.now + this.skew * 1000, monotonic: () => this.w.now });
+        const snapshot = await readSnapshot(clock.client, NAMESPACE, this.w.name);
         if (!snapshot) return;
-        const plan = decide(snapshot, new Date(this.w.now));
-        await applyPlan(this.client, snapshot, plan, { now: () => new Date(this.w.now) });
+        const plan = decide(snapshot, clock.now());
+        await applyPlan(clock.client, snapshot, plan, { now: clock.now });
       } catch (err) {
         this.failure = err;
       } finally {
@@ -129,6 +140,9 @@ const setup = fc.record({
   canary: fc.boolean(),
 });
 
+/** Each decider's node clock minus the API server's, in seconds (SPEC §2.3): ±120 s, 0 often. */
+const skews = fc.array(fc.oneof(fc.constant(0), fc.integer({ min: -120, max: 120 })), { minLength: DECIDERS, maxLength: DECIDERS });
+
 type Command = typeof command extends fc.Arbitrary<infer T> ? T : never;
 type Setup = typeof setup extends fc.Arbitrary<infer T> ? T : never;
 
@@ -171,9 +185,9 @@ async function step(w: World, deciders: Decider[], c: Command): Promise<void> {
 }
 
 
-export async function decidersRace(s: Setup, commands: Command[]): Promise<void> {
+export async function decidersRace(s: Setup, commands: Command[], skews: number[] = new Array(DECIDERS).fill(0)): Promise<void> {
   const w = await build(s);
-  const deciders = Array.from({ length: DECIDERS }, (_, i) => new Decider(w, i === DECIDERS - 1));
+  const deciders = Array.from({ length: DECIDERS }, (_, i) => new Decider(w, i === DECIDERS - 1, skews[i]));
   const trail: string[] = [];
   let previous: Observation = w.observation();
   const check = () => {
@@ -223,7 +237,7 @@ export async function decidersRace(s: Setup, commands: Command[]): Promise<void>
 describe('deciders racing on stale snapshots (SPEC §2.0)', () => {
   it('never break the rollout rules, and converge once the user stops', async () => {
     await fc.assert(
-      fc.asyncProperty(setup, fc.array(command, { minLength: 10, maxLength: 80 }), decidersRace),
+      fc.asyncProperty(setup, fc.array(command, { minLength: 10, maxLength: 80 }), skews, decidersRace),
       // Fixed seed for CI; NEOSET_SEED / NEOSET_RUNS explore further (`npm run fuzz` runs 100,000).
       { numRuns: Number(process.env.NEOSET_RUNS ?? 1000), seed: Number(process.env.NEOSET_SEED ?? 20261130), endOnFailure: false },
     );
