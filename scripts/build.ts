@@ -2,7 +2,7 @@
 // resolution, no node_modules to read, no type stripping at run time), plus dist/main.mjs, the image's
 // single entrypoint, which picks the function from NEOSET_FUNCTION (or its first argument).
 //   dist/reconcile.mjs  dist/readiness.mjs  dist/admission.mjs  (+ .map, + .LEGAL.txt)  dist/main.mjs
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as esbuild from 'esbuild';
 
@@ -34,6 +34,8 @@ export interface BuildResult {
 export async function build(outdir = DIST): Promise<BuildResult> {
   await rm(outdir, { recursive: true, force: true });
   await mkdir(outdir, { recursive: true });
+  // The version, written into the bundles (shared/version.ts): the image has no package.json to read.
+  const { version } = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
   const result = await esbuild.build({
     absWorkingDir: REPO_ROOT,
     entryPoints: Object.fromEntries(FUNCTIONS.map((fn) => [fn, `functions/${fn}/server.ts`])),
@@ -49,6 +51,7 @@ export async function build(outdir = DIST): Promise<BuildResult> {
     sourcemap: 'linked',
     legalComments: 'linked',
     banner: { js: BANNER },
+    define: { __NEOSET_VERSION__: JSON.stringify(version) },
     metafile: true,
     logLevel: 'warning',
   });

@@ -27,6 +27,8 @@ import { DRY_RUN_TIMEOUT_MS, type DryRunPod } from './dry-run.ts';
 import { createDryRunSlots, type DryRunSlots } from './dry-run-slots.ts';
 import { cut } from '../../shared/admission/dry-run-refusal.ts';
 import { admissionRequests, registry } from './metrics.ts';
+import { recordBuildInfo } from '../../shared/metrics/registry.ts';
+import { NEOSET_VERSION } from '../../shared/version.ts';
 import {
   AdmissionRequest,
   ReviewEnvelope,
@@ -169,7 +171,8 @@ export function createApp(deps: AdmissionDeps): Hono {
   };
   const log = full.logger;
   const app = new Hono();
-  app.get('/healthz', (c) => c.json({ status: 'ok', function: 'admission' }));
+  recordBuildInfo('admission');
+  app.get('/healthz', (c) => c.json({ status: 'ok', function: 'admission', version: NEOSET_VERSION }));
   app.get('/metrics', async (c) => c.text(await registry.metrics(), 200, { 'Content-Type': registry.contentType }));
 
   // The order matters: the caller first (nothing of a stranger's body is read), then room for the

@@ -1,6 +1,7 @@
 // The reconcile function's HTTP contract (SPEC §2.1), through app.request — no port, no cluster.
 // The first cases are answered before any API call (the client throws if one were made); the last
 // ones use a fake client whose NeoSet reads fail or wait as the case needs (SPEC §2.0 coalescing).
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import type { KubeClient } from '../../shared/k8s/client.ts';
@@ -12,6 +13,8 @@ const noApi: KubeClient = {
     throw new Error('no API call expected');
   },
 };
+/** The version's one source (shared/version.ts reads it; read here on its own). */
+const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const app = createApp({ client: noApi, logger: pino({ level: 'silent' }) });
 const ce = (type: string, data: unknown) => ({
   method: 'POST',
@@ -23,13 +26,15 @@ describe('reconcile function HTTP contract', () => {
   it('serves /healthz', async () => {
     const res = await app.request('/healthz');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', function: 'reconcile' });
+    expect(await res.json()).toEqual({ status: 'ok', function: 'reconcile', version: packageVersion });
   });
 
-  it('serves Prometheus metrics', async () => {
+  it('serves Prometheus metrics, with neoset_build_info', async () => {
     const res = await app.request('/metrics');
     expect(res.status).toBe(200);
-    expect(await res.text()).toContain('neoset_reconcile_total');
+    const text = await res.text();
+    expect(text).toContain('neoset_reconcile_total');
+    expect(text).toContain(`neoset_build_info{version="${packageVersion}",function="reconcile",node="${process.versions.node}"} 1`);
   });
 
   it('answers an empty 200 to an event about a pod that is not a NeoSet pod', async () => {

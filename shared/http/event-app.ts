@@ -12,7 +12,8 @@ import { createLogger } from './logger.ts';
 import { BadEventError, parseEvent, type ParsedEvent } from '../events/target.ts';
 import { ApiError, type KubeClient } from '../k8s/client.ts';
 import type { Outcome } from '../k8s/reconcile.ts';
-import { registry } from '../metrics/registry.ts';
+import { recordBuildInfo, registry } from '../metrics/registry.ts';
+import { NEOSET_VERSION } from '../version.ts';
 import { callerCheck, type OidcConfig } from './oidc.ts';
 
 export interface EventAppOptions {
@@ -66,7 +67,8 @@ export function createEventApp(opts: EventAppOptions): Hono {
       return c.json({ error: `event body over ${MAX_EVENT_BYTES} bytes` }, 413);
     },
   });
-  app.get('/healthz', (c) => c.json({ status: 'ok', function: opts.name }));
+  recordBuildInfo(opts.name);
+  app.get('/healthz', (c) => c.json({ status: 'ok', function: opts.name, version: NEOSET_VERSION }));
   opts.extend?.(app);
   app.get('/metrics', async (c) => c.text(await registry.metrics(), 200, { 'Content-Type': registry.contentType }));
 

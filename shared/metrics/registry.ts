@@ -1,6 +1,7 @@
 // The per-instance metrics of SPEC §4.8. Metrics registries are the one module-level state allowed
 // in function code (STYLE §6): they are reported, never read back for a decision.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { NEOSET_VERSION } from '../version.ts';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -73,6 +74,19 @@ export const unhandledRejections = new Counter({
   help: 'Promises rejected with no handler in this process (a bug: logged at fatal level with the stack; the process keeps serving).',
   registers: [registry],
 });
+
+/** What runs (Prometheus' build_info convention): always 1, the version in the labels (README "Releases and versions"). */
+const buildInfo = new Gauge({
+  name: 'neoset_build_info',
+  help: 'Always 1: the NeoSet version, the function and the Node.js version of this process.',
+  labelNames: ['version', 'function', 'node'] as const,
+  registers: [registry],
+});
+
+/** Sets neoset_build_info for `fn`, the function this process serves (its app calls it once). */
+export function recordBuildInfo(fn: string): void {
+  buildInfo.set({ version: NEOSET_VERSION, function: fn, node: process.versions.node }, 1);
+}
 
 /**
  * SPEC §2.3 "one clock": this instance's wall clock minus the API server's, in seconds, as last seen

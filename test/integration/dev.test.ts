@@ -20,6 +20,7 @@ import { readmeWalkthrough } from '../e2e/readme-walkthrough.ts';
 const REPO_ROOT = new URL('../..', import.meta.url).pathname;
 const EXAMPLE = join(REPO_ROOT, 'examples', 'mysql.yaml');
 const EVENTS = join(REPO_ROOT, 'examples', 'events');
+const PACKAGE_VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 const neosetOf = (file: string) => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS()).find((o) => o.kind === 'NeoSet');
 
@@ -81,6 +82,8 @@ describe('bundled functions (dist/, the image entrypoint)', () => {
       const { port } = await start(fn);
       const url = `http://127.0.0.1:${port}`;
       await poll(`${fn} /healthz`, async () => ((await probe(`${url}/healthz`))?.status === 200 ? true : undefined), { timeoutMs: 20_000 });
+      // The bundle runs outside the checkout, with no package.json near it: the version was written in.
+      expect(JSON.parse((await probe(`${url}/healthz`))!.body)).toEqual({ status: 'ok', function: fn, version: PACKAGE_VERSION });
       // Not the resync tick: it would reconcile every NeoSet of the shared test cluster. These name
       // default/mysql, which does not exist here: a no-op, answered like any other event.
       for (const event of ['0001-neoset-mysql-add', '0002-neoset-mysql-update', '0003-pod-mysql-4-update']) {
@@ -91,6 +94,7 @@ describe('bundled functions (dist/, the image entrypoint)', () => {
       }
       const metrics = (await probe(`${url}/metrics`))!.body;
       expect(metrics).toContain('neoset_reconcile_total');
+      expect(metrics).toContain(`neoset_build_info{version="${PACKAGE_VERSION}",function="${fn}",node="${process.versions.node}"} 1`);
       if (fn === 'reconcile') {
         expect(metrics).toContain(`neoset_replicas{namespace="${ns.name}",neoset="mysql"} 5`);
         expect(metrics).toContain('neoset_state_up 1');

@@ -1,4 +1,5 @@
 // The admission hono app through app.request (no port): AdmissionReview in, AdmissionReview out.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { NeoSetSpec } from '../../shared/api/neoset.ts';
 import { applyAdds, INVALID_CASES, validNeoSet } from './admission-cases.ts';
@@ -220,7 +221,9 @@ describe('platform routes', () => {
   it('GET /healthz', async () => {
     const res = await app.request('/healthz');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', function: 'admission' });
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(await res.json()).toEqual({ status: 'ok', function: 'admission', version });
+    expect(await (await app.request('/metrics')).text()).toContain(`neoset_build_info{version="${version}",function="admission",node="${process.versions.node}"} 1`);
   });
   it('GET /metrics counts reviews by operation and allowed', async () => {
     const res = await app.request('/metrics');
