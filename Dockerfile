@@ -2,7 +2,7 @@
 # One image, three functions: NEOSET_FUNCTION=reconcile|readiness|admission selects which one runs
 # (knative/*.yaml set it; README "Deploy to Knative"). Each function is one esbuild bundle holding
 # all of its production dependencies, so the runtime has no node_modules at all.
-#   docker build -t ghcr.io/neoset/neoset:0.1.0 .
+#   docker build -t ghcr.io/neoset/neoset:0.3.0 .
 #
 # The base: a fixed Node release (24.21.0, the node@24.21.0 the tests run on), not the moving `24-slim`.
 # Not by digest: the tag is rebuilt for Debian's security updates, and nothing here can ask a
