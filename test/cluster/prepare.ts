@@ -4,6 +4,8 @@
 //     Prometheus scraping the functions, and promtool for the alert rules: test/cluster/prometheus.ts)
 //     — installed with apt-get when missing and we are root;
 //   - kubectl (the tests drive the cluster with it, as users do) — said clearly when missing;
+//   - faketime (libfaketime: test/integration/one-clock.test.ts runs a reconcile instance with its
+//     wall clock 60 s ahead), installed like the above;
 //   - iproute2 and util-linux (ip netns, veth, nsenter: the process-mode kubelet's pods), installed like the above;
 //   - etcd, kube-apiserver, kube-controller-manager: envtest's variables, else the cached build,
 //     else a build from the Go module proxy (several minutes, once per machine);
@@ -36,6 +38,7 @@ function install(pkg: string, why: string): void {
 if (!has('openssl')) install('openssl', 'for the test certificates');
 if (!chromiumPath()) install('chromium', 'for the dashboard browser tests (or set CHROMIUM_PATH)');
 if (!has('prometheus') || !has('promtool')) install('prometheus', 'for the metrics and alert-rule tests (prometheus, promtool)');
+if (!has('faketime')) install('faketime', "for the one-clock test (libfaketime: a function process with a skewed wall clock)");
 if (!has('ip')) install('iproute2', 'for the process-mode kubelet (ip netns, veth)');
 if (!has('nsenter') || !has('unshare')) install('util-linux', 'for the process-mode kubelet (nsenter, unshare)');
 if (!has('nft')) install('nftables', "for the services stack's kube-proxy (nftables mode)");
