@@ -12,6 +12,10 @@ export interface ClusterFlags {
   namespace?: string;
 }
 
+/** NeoSet's functions, as `version --function-url NAME=URL` names them. */
+export const FUNCTION_NAMES = ['reconcile', 'readiness', 'admission'] as const;
+export type FunctionName = (typeof FUNCTION_NAMES)[number];
+
 export type Command =
   | { name: 'get'; neoset?: string }
   | { name: 'status'; neoset: string; watch: boolean; timeoutMs: number }
@@ -22,7 +26,8 @@ export type Command =
   | { name: 'promote'; neoset: string; full: boolean }
   | { name: 'abort'; neoset: string }
   | { name: 'retry'; neoset: string }
-  | { name: 'dashboard'; port: number; address: string; allNamespaces: boolean; readOnly: boolean };
+  | { name: 'dashboard'; port: number; address: string; allNamespaces: boolean; readOnly: boolean }
+  | { name: 'version'; client: boolean; functionUrls: Partial<Record<FunctionName, string>> };
 
 export type Invocation = { kind: 'help'; topic: string } | { kind: 'run'; topic: string; cluster: ClusterFlags; command: Command };
 
@@ -40,6 +45,8 @@ const OPTIONS = {
   address: { type: 'string' },
   'all-namespaces': { type: 'boolean', short: 'A' },
   'read-only': { type: 'boolean' },
+  client: { type: 'boolean' },
+  'function-url': { type: 'string', multiple: true },
 } as const;
 type Flag = keyof typeof OPTIONS;
 const GLOBAL_FLAGS: Flag[] = ['help', 'kubeconfig', 'context', 'namespace'];
@@ -56,6 +63,7 @@ export const COMMANDS: Record<string, { name: Command['name']; nameRequired: boo
   'rollout abort': { name: 'abort', nameRequired: true, flags: [] },
   'rollout retry': { name: 'retry', nameRequired: true, flags: [] },
   dashboard: { name: 'dashboard', nameRequired: false, noName: true, flags: ['port', 'address', 'all-namespaces', 'read-only'] },
+  version: { name: 'version', nameRequired: false, noName: true, flags: ['client', 'function-url'] },
 };
 const GROUPS = ['', 'rollout'];
 
@@ -119,6 +127,8 @@ function command(name: Command['name'], neoset: string | undefined, values: Valu
       return { name, neoset: n, full: values.full ?? false };
     case 'dashboard':
       return dashboard(values);
+    case 'version':
+      return versionCommand(values);
     default:
       return { name, neoset: n };
   }
@@ -148,7 +158,7 @@ function normalizeFlags(argv: string[]): string[] {
       out.push('-n', arg.slice(3));
       continue;
     }
-    const m = /^(--(?:watch|full|help|all-namespaces|read-only)|-w|-h|-A)=(.*)$/.exec(arg);
+    const m = /^(--(?:watch|full|help|all-namespaces|read-only|client)|-w|-h|-A)=(.*)$/.exec(arg);
     if (!m) {
       out.push(arg);
       continue;
@@ -171,6 +181,22 @@ function dashboard(values: Values): Command {
   const address = values.address ?? DEFAULT_ADDRESS;
   if (address !== 'localhost' && isIP(address) === 0) throw usageError(`invalid value "${address}" for --address: an IP address such as 127.0.0.1 (or localhost)`);
   return { name: 'dashboard', port: Number(port), address, allNamespaces: values['all-namespaces'] ?? false, readOnly: values['read-only'] ?? false };
+}
+
+/** `--function-url NAME=URL`, once per function at most. */
+function versionCommand(values: Values): Command {
+  const functionUrls: Partial<Record<FunctionName, string>> = {};
+  for (const arg of values['function-url'] ?? []) {
+    const eq = arg.indexOf('=');
+    const name = arg.slice(0, Math.max(eq, 0)) as FunctionName;
+    if (!FUNCTION_NAMES.includes(name)) throw usageError(`invalid value "${arg}" for --function-url: NAME=URL with NAME one of ${FUNCTION_NAMES.join(', ')}`);
+    if (functionUrls[name] !== undefined) throw usageError(`--function-url names ${name} twice`);
+    const url = URL.canParse(arg.slice(eq + 1)) ? new URL(arg.slice(eq + 1)) : undefined;
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw usageError(`invalid value "${arg}" for --function-url: the URL must be http:// or https://, e.g. ${name}=http://127.0.0.1:8081`);
+    functionUrls[name] = url.href;
+  }
+  if (values.client && Object.keys(functionUrls).length > 0) throw usageError('--client prints only the plugin\'s version: not with --function-url');
+  return { name: 'version', client: values.client ?? false, functionUrls };
 }
 
 const SHORT_BOOLEANS: Record<string, string> = { '-w': '--watch', '-h': '--help', '-A': '--all-namespaces' };

@@ -23,7 +23,8 @@ const HELP: Record<string, Help> = {
 Available commands:
   dashboard  Serve a local web page that shows NeoSets and their rollouts live, with rollout buttons
   get        List NeoSets with their rollout progress and the pods being updated now
-  rollout    Manage the rollout of a NeoSet (status, history, undo, pause, resume, promote, abort, retry)`,
+  rollout    Manage the rollout of a NeoSet (status, history, undo, pause, resume, promote, abort, retry)
+  version    Print the plugin's version and the installed functions' versions`,
     examples: `  kubectl neoset get
   kubectl neoset rollout status mysql`,
     usage: 'kubectl neoset [command] [options]',
@@ -79,6 +80,30 @@ Host is not its own, and any write whose Origin is not (no writes from another s
   --port=3100: The port to listen on; 0 picks a free one.
   --read-only=false: Show no write buttons, and refuse writes.`,
     usage: 'kubectl neoset dashboard [options]',
+  },
+  version: {
+    about: `Print the plugin's version, then each installed function's (reconcile, readiness, admission)
+with where it was read:
+  admission             its /healthz through the API server's service proxy (needs get on
+                        services/proxy in neoset-system, as edit or admin there give), else the image
+                        tag of the Deployment neoset-system/neoset-admission (view there);
+  reconcile, readiness  the image tag of the Knative Service neoset-system/neoset-<name> (view there):
+                        the version deployed, as the service proxy cannot reach a Knative Service.
+--function-url NAME=URL asks URL/healthz instead (the dev stack's functions run on this machine;
+npm run dev prints their URLs; an https certificate is not verified: only a version is read).
+A function that cannot be asked is shown "unreachable" with why; that is not an error.`,
+    examples: `  # The plugin and the functions installed in the cluster
+  kubectl neoset version
+
+  # The plugin only
+  kubectl neoset version --client
+
+  # The dev stack's functions
+  kubectl neoset version --function-url reconcile=http://127.0.0.1:8081 \\
+    --function-url readiness=http://127.0.0.1:8082 --function-url admission=https://127.0.0.1:8443`,
+    options: `  --client=false: Print only the plugin's version; the cluster is not contacted.
+  --function-url=[]: NAME=URL: read function NAME's version from URL/healthz (repeat for each function).`,
+    usage: 'kubectl neoset version [options]',
   },
   'rollout status': {
     about: `Show the status of the rollout.

@@ -11,6 +11,7 @@ import { canary } from './commands/canary.ts';
 import { promote } from './commands/promote.ts';
 import { status } from './commands/status.ts';
 import { undo } from './commands/undo.ts';
+import { version } from './commands/version.ts';
 import { CliError, describeApiError, EXIT_API, EXIT_OK } from './errors.ts';
 
 /** A write command's result: its message on stdout. */
@@ -20,6 +21,8 @@ async function said(message: Promise<string>, io: Io): Promise<number> {
 }
 
 async function dispatch(flags: ClusterFlags, c: Command, io: Io): Promise<number> {
+  // Before connecting: `version --client`, and a version whose functions all have URLs, need no cluster.
+  if (c.name === 'version') return version(() => connect(flags), c, io);
   const cluster = connect(flags);
   switch (c.name) {
     case 'get':

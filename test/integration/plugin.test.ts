@@ -1,9 +1,15 @@
 // `kubectl neoset` as users run it: the real kubectl finds bin/kubectl-neoset on PATH and runs it
 // against the real control plane, with the controller functions running (test/e2e/stack.ts). The
 // seeds' canary flow is done entirely with the plugin, and every output and exit code is asserted.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubeconfigPath, run as runCommand } from '../cluster/harness.ts';
+import { kubeConfig, kubeconfigPath, run as runCommand } from '../cluster/harness.ts';
+import { createCa, issueServingCert } from '../../dev/cluster/certs.ts';
+import { installCrds } from '../../dev/cluster/crd.ts';
+import { startFunction, type RunningFunction } from '../../dev/functions.ts';
 import { applyNeoSet, identities, imageOf, patchNeoSet, settledOn, untilStatus } from '../e2e/helpers.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
 import { listRevisions, readNeoSet } from '../../bin/neoset/neosets.ts';
@@ -12,6 +18,7 @@ import { promotePatch } from '../../shared/core/update/promotion.ts';
 import { writeNeoSet } from '../../bin/neoset/write.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin');
+const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 const CHANGE_CAUSE = 'kubernetes.io/change-cause';
 
 interface Run {
@@ -252,5 +259,81 @@ describe('rollout status on a failed rollout', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`error: neoset.neo.io/${NAME} rollout failed: ${progressing?.reason}: ${progressing?.message}\n`);
     expect(progressing?.reason).toBe('ProgressDeadlineExceeded');
+  });
+});
+
+describe('kubectl neoset version: the plugin and the functions', () => {
+  const VERSION = (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  const SYSTEM = 'neoset-system';
+  let dir: string;
+  const functions: RunningFunction[] = [];
+  let createdSystem = false;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'neoset-version-'));
+    const ca = await createCa();
+    const cert = await issueServingCert(ca);
+    const write = (name: string, pem: string) => (writeFileSync(path.join(dir, name), pem, { mode: 0o600 }), path.join(dir, name));
+    const tls = { certFile: write('tls.crt', cert.certPem), keyFile: write('tls.key', cert.keyPem), caPem: ca.certPem };
+    // The dev stack's functions: processes from source on local ports (dev/functions.ts, as npm run dev starts them).
+    for (const name of ['reconcile', 'readiness', 'admission'] as const) {
+      functions.push(await startFunction({ name, port: 0, kubeconfig: kubeconfigPath(), logPath: path.join(dir, `${name}.log`), ...(name === 'admission' ? { tls } : {}) }));
+    }
+    // An install from knative/ as far as a control plane without Knative Serving's controllers takes
+    // it: the Knative Service CRD (test/fixtures), the ksvc neoset-reconcile and the admission
+    // Deployment (0 replicas: nothing runs them) and Service, each as the manifest writes it.
+    await installCrds(kubeConfig(), path.join(REPO_ROOT, 'test/fixtures/knative-crds/serving-service.yaml'), { timeoutMs: 60_000 });
+    createdSystem = (await kubectl(['get', 'namespace', SYSTEM])).code !== 0;
+    if (createdSystem) expect((await kubectl(['create', 'namespace', SYSTEM])).code).toBe(0);
+    const docs = ['reconcile.yaml', 'admission.yaml', 'admission-webhooks.yaml'].flatMap((f) => parseAllDocuments(readFileSync(path.join(REPO_ROOT, 'knative', f), 'utf8')).map((d) => d.toJS()));
+    const pick = (kind: string, name: string) => docs.find((d) => d?.kind === kind && d.metadata.name === name);
+    const admission = { ...pick('Deployment', 'neoset-admission'), spec: { ...pick('Deployment', 'neoset-admission').spec, replicas: 0 } };
+    const applied = await runCommand('kubectl', ['apply', '-f', '-'], {
+      env: { ...process.env, KUBECONFIG: kubeconfigPath() },
+      input: [pick('Service', 'neoset-reconcile'), admission, pick('Service', 'neoset-admission')].map((d) => stringify(d)).join('---\n'),
+    });
+    expect(applied.code, applied.stderr).toBe(0);
+  }, 180_000);
+  afterAll(async () => {
+    for (const f of functions) await f.process.stop();
+    await kubectl(['-n', SYSTEM, 'delete', 'services.serving.knative.dev/neoset-reconcile', 'deployment/neoset-admission', 'service/neoset-admission', '--ignore-not-found', '--wait=false']);
+    if (createdSystem) await kubectl(['delete', 'namespace', SYSTEM, '--ignore-not-found', '--wait=false']);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('--client prints the plugin version only', async () => {
+    expect(await kubectl(['neoset', 'version', '--client'])).toEqual({ code: 0, stdout: `Plugin version: ${VERSION}\n`, stderr: '' });
+  });
+
+  it("on the dev stack (--function-url): every function's /healthz names the version", async () => {
+    const urls = functions.flatMap((f) => ['--function-url', `${f.name}=${f.url}`]);
+    const r = await kubectl(['neoset', 'version', ...urls]);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).toBe(`Plugin version: ${VERSION}`);
+    expect(lines[1]).toMatch(/^FUNCTION\s+VERSION\s+FROM$/);
+    for (const [i, f] of functions.entries()) expect(lines[2 + i]).toMatch(new RegExp(`^${f.name}\\s+${VERSION.replaceAll('.', '\\.')}\\s+GET ${f.url}/healthz$`));
+    process.stdout.write(`kubectl neoset version on the dev stack's functions:\n${r.stdout}`);
+  });
+
+  it('in the cluster: the ksvc\'s image tag, admission\'s Deployment tag when its service proxy has no endpoint, and "unreachable" with why for what is not installed; exit 0', async () => {
+    const r = await kubectl(['neoset', 'version']);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    process.stdout.write(`kubectl neoset version in the cluster:\n${r.stdout}`);
+    const row = (fn: string) => r.stdout.split('\n').find((l) => l.startsWith(`${fn} `))!.split(/\s{3,}/);
+    expect(row('reconcile')).toEqual(['reconcile', VERSION, `image tag of ksvc ${SYSTEM}/neoset-reconcile (no ready revision)`]);
+    expect(row('readiness')[1]).toBe('unreachable');
+    expect(row('readiness')[2]).toMatch(/^ksvc neoset-system\/neoset-readiness: Error from server \(NotFound\): .* \(not installed from knative\/\? on the dev stack, pass --function-url\)$/);
+    expect(row('admission')[1]).toBe(VERSION);
+    expect(row('admission')[2]).toMatch(/^image tag of deployment neoset-system\/neoset-admission \(service proxy: Error from server \(ServiceUnavailable\): .*\)$/);
+  });
+
+  it('an API server that cannot be reached is exit 3, after the plugin version', async () => {
+    const kubeconfig = path.join(dir, 'nowhere.kubeconfig');
+    writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:9"}}]\nusers: [{name: u, user: {token: x}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n');
+    const r = await kubectl(['neoset', 'version', '--kubeconfig', kubeconfig]);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toBe(`Plugin version: ${VERSION}\n`);
+    expect(r.stderr).toMatch(/^error: cannot reach the API server: .*ECONNREFUSED/);
   });
 });

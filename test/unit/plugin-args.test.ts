@@ -50,7 +50,7 @@ describe('parseInvocation', () => {
   });
 
   it('answers --help on every command and bare groups with help', () => {
-    for (const topic of ['', 'rollout', 'get', 'rollout status', 'rollout history', 'rollout undo', 'rollout pause', 'rollout resume', 'rollout promote']) {
+    for (const topic of ['', 'rollout', 'get', 'rollout status', 'rollout history', 'rollout undo', 'rollout pause', 'rollout resume', 'rollout promote', 'version']) {
       expect(parse(`${topic} --help`)).toEqual({ kind: 'help', topic });
       expect(parse(`${topic} -h mysql`)).toEqual({ kind: 'help', topic });
       expect(helpText(topic)).toMatch(/Usage:\n {2}kubectl neoset/);
