@@ -4,7 +4,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
+import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createApp as createReadiness } from '../../functions/readiness/app.ts';
+import { API_VERSION, CONDITION_INPLACE_READY, KIND, LABEL_NEOSET_NAME } from '../../shared/api/names.ts';
 import { createKubeClient, type KubeClient, type RequestOptions } from '../../shared/k8s/client.ts';
 import { offsetReporter, serverClock } from '../../shared/k8s/server-clock.ts';
 import { registry } from '../../shared/metrics/registry.ts';
@@ -91,5 +94,44 @@ describe('createKubeClient hands the Date to the clock', () => {
     await client.request('GET', '/ok', { date: (d) => dates.push(d) });
     await client.request('GET', '/missing', { date: (d) => dates.push(d) }).catch(() => undefined);
     expect(dates).toEqual(['Tue, 01 Dec 2026 12:00:00 GMT', 'Tue, 01 Dec 2026 12:00:05 GMT']);
+  });
+});
+
+describe('readiness stamps what it writes on the API server\'s clock', () => {
+  it("a gate opened by an instance whose clock is 120 s ahead carries the GET's Date", async () => {
+    const server = '2025-01-01T00:01:00Z';
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'web-0',
+        namespace: 'default',
+        uid: 'uid-web-0',
+        resourceVersion: '500',
+        labels: { [LABEL_NEOSET_NAME]: 'web' },
+        ownerReferences: [{ apiVersion: API_VERSION, kind: KIND, name: 'web', uid: 'uid-web', controller: true }],
+      },
+      spec: { containers: [{ name: 'main', image: 'nginx:1.0' }], readinessGates: [{ conditionType: CONDITION_INPLACE_READY }] },
+      status: { phase: 'Running', conditions: [], containerStatuses: [{ name: 'main', image: 'nginx:1.0', imageID: 'sha256:a', ready: true, started: true, restartCount: 0, state: { running: {} } }] },
+    };
+    const written: unknown[] = [];
+    const client: KubeClient = {
+      request: async <T,>(verb: string, _path: string, opts: RequestOptions = {}) => {
+        opts.date?.(new Date(server).toUTCString());
+        if (verb !== 'GET') written.push(opts.body);
+        return (verb === 'GET' ? structuredClone(pod) : { metadata: { uid: 'uid-web-0', resourceVersion: '501' } }) as T;
+      },
+    };
+    const skewed = () => new Date(Date.parse(server) + 120_000);
+    const res = await createReadiness({ client, now: skewed, logger: pino({ level: 'silent' }) }).request(
+      new Request('http://readiness/', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': '1', 'ce-source': 's', 'ce-type': 'dev.knative.apiserver.resource.update' },
+        body: JSON.stringify(pod),
+      }),
+    );
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(written)).toContain(`"lastTransitionTime":"${server}"`);
+    expect(JSON.stringify(written)).not.toContain('00:03:00');
   });
 });
