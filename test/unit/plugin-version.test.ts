@@ -112,6 +112,10 @@ describe('kubectl neoset version: what it prints', () => {
         [PROXY]: forbidden,
         [DEPLOYMENT]: template('ghcr.io/neoset/neoset:0.3.0@sha256:' + '0'.repeat(64)),
         [`${SYSTEM}/neoset-reconcile`]: { ...template('registry:5000/neoset:0.3.0'), status: { latestReadyRevisionName: 'neoset-reconcile-00002' } },
+        // No Knative Serving: the API server's plain-text answer, its newline kept off the table.
+        [`${SYSTEM}/neoset-readiness`]: () => {
+          throw new ApiError('GET', `${SYSTEM}/neoset-readiness`, 404, 'Unknown', '404 page not found\n');
+        },
       }),
       { client: false, functionUrls: {} },
       c.io,
@@ -121,7 +125,7 @@ describe('kubectl neoset version: what it prints', () => {
       `Plugin version: ${NEOSET_VERSION}`,
       'FUNCTION    VERSION       FROM',
       'reconcile   0.3.0         image tag of ksvc neoset-system/neoset-reconcile (latest ready revision neoset-reconcile-00002)',
-      'readiness   unreachable   ksvc neoset-system/neoset-readiness: Error from server (NotFound): the server could not find the requested resource (not installed from knative/? on the dev stack, pass --function-url)',
+      'readiness   unreachable   ksvc neoset-system/neoset-readiness: Error from server (Unknown): 404 page not found (not installed from knative/? on the dev stack, pass --function-url)',
       'admission   0.3.0         image tag of deployment neoset-system/neoset-admission (service proxy: Error from server (Forbidden): services "https:neoset-admission:443" is forbidden: User "jane" cannot get resource "services/proxy")',
       '',
     ]);

@@ -90,7 +90,8 @@ export function probeUrl(fn: FunctionName, base: string): Promise<FunctionVersio
   });
 }
 
-const why = (err: unknown) => (err instanceof ApiError ? describeApiError(err).replace(/^error: /, '') : (err as Error).message);
+/** One line: an API server without the resource answers a plain-text "404 page not found\n". */
+const why = (err: unknown) => (err instanceof ApiError ? describeApiError(err).replace(/^error: /, '') : (err as Error).message).replace(/\s+/g, ' ').trim();
 
 async function probeAdmission(client: KubeClient): Promise<FunctionVersion> {
   const proxy = `/api/v1/namespaces/${SYSTEM_NAMESPACE}/services/https:neoset-admission:443/proxy/healthz`;
