@@ -2,7 +2,7 @@
 // tag, push or publish (README "Releases and versions"). It refuses, changing nothing, a version that
 // is not semver or not newer than package.json's (the current one is remade: its manifests and
 // bundles, its changelog section left as it is), a tree with uncommitted changes (the release commit
-// must hold only the release's edits), and a CHANGELOG without an `## [Unreleased]` section. Then:
+// must hold only the release's edits), and a CHANGELOG whose `## [Unreleased]` section is missing or lists no change. Then:
 //   package.json `version` and package-lock.json's root version (the one source: shared/version.ts);
 //   the image tag ghcr.io/neoset/neoset:X.Y.Z wherever a manifest names it (knative/*.yaml,
 //   knative/func/*/func.yaml, the Dockerfile's build example) and knative/kustomization.yaml `newTag`;
@@ -84,7 +84,10 @@ const UNRELEASED = /^## \[Unreleased\][^\n]*\n/m;
 
 /** The CHANGELOG with its Unreleased section named `version` (and dated), under a fresh empty one. */
 export function withReleasedChangelog(text: string, version: string, date: string): string {
-  if (!UNRELEASED.test(text)) throw new ReleaseRefused('CHANGELOG.md has no "## [Unreleased]" section to release');
+  const heading = UNRELEASED.exec(text);
+  if (!heading) throw new ReleaseRefused('CHANGELOG.md has no "## [Unreleased]" section to release');
+  const section = text.slice(heading.index + heading[0].length).split(/^## \[/m)[0];
+  if (!/^- /m.test(section)) throw new ReleaseRefused('CHANGELOG.md\'s "## [Unreleased]" section lists no change: write what this release changes first');
   return text.replace(UNRELEASED, `## [Unreleased]\n\n## [${version}] - ${date}\n`);
 }
 

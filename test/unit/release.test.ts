@@ -52,8 +52,9 @@ describe('npm run release -- X.Y.Z', () => {
     }
   });
 
-  it('refuses a CHANGELOG without an Unreleased section', () => {
+  it('refuses a CHANGELOG without an Unreleased section, or with an empty one', () => {
     expect(() => withReleasedChangelog('# Changelog\n\n## [0.3.0] - 2026-12-01\n', '0.4.0', '2026-12-02')).toThrow('no "## [Unreleased]" section');
+    expect(() => withReleasedChangelog('# Changelog\n\n## [Unreleased]\n\n## [0.3.0] - 2026-12-01\n\n- A change.\n', '0.4.0', '2026-12-02')).toThrow('"## [Unreleased]" section lists no change');
   });
 
   it('orders versions as semver does', () => {
