@@ -6,6 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { canary } from '../../bin/neoset/commands/canary.ts';
+import type { Cluster } from '../../bin/neoset/cluster.ts';
+import { neoset } from './plugin-fixtures.ts';
 import { createApp as createReadiness } from '../../functions/readiness/app.ts';
 import { API_VERSION, CONDITION_INPLACE_READY, KIND, LABEL_NEOSET_NAME } from '../../shared/api/names.ts';
 import { createKubeClient, type KubeClient, type RequestOptions } from '../../shared/k8s/client.ts';
@@ -133,5 +136,23 @@ describe('readiness stamps what it writes on the API server\'s clock', () => {
     expect(res.status).toBe(200);
     expect(JSON.stringify(written)).toContain(`"lastTransitionTime":"${server}"`);
     expect(JSON.stringify(written)).not.toContain('00:03:00');
+  });
+});
+
+describe("the plugin's canary commands stamp on the API server's clock", () => {
+  it("promote's stepStartedAt is the GET's Date, not the laptop's clock", async () => {
+    const server = '2025-01-01T10:05:00Z';
+    const steps = [{ partition: 4 }, { pause: { duration: '10m' } }, { partition: 0 }];
+    const current = neoset({ updateStrategy: { canary: { steps } }, status: { observedGeneration: 2, updateRevision: 'mysql-b', currentRevision: 'mysql-a', phase: 'Canary', canary: { revision: 'mysql-b', stepIndex: 0, stepStartedAt: '2025-01-01T10:00:00Z' } } });
+    const written: unknown[] = [];
+    const client: KubeClient = {
+      request: async <T,>(verb: string, _path: string, opts: RequestOptions = {}) => {
+        opts.date?.(new Date(server).toUTCString());
+        if (verb !== 'GET') written.push(opts.body);
+        return structuredClone(current) as T;
+      },
+    };
+    await canary({ client, namespace: 'default' } as Cluster, current.metadata.name, 'promote');
+    expect(written).toMatchObject([{ status: { canary: { stepIndex: 1, stepStartedAt: server } } }]);
   });
 });

@@ -5,6 +5,7 @@ import { canaryCommand, type CanaryCommand } from '../../../shared/core/canary/c
 import { canaryPosition } from '../../../shared/core/canary/position.ts';
 import { ApiError } from '../../../shared/k8s/client.ts';
 import { paths } from '../../../shared/k8s/paths.ts';
+import { serverClock } from '../../../shared/k8s/server-clock.ts';
 import type { Cluster } from '../cluster.ts';
 import { ConflictError } from '../errors.ts';
 import { stepText } from '../get-view.ts';
@@ -20,9 +21,12 @@ const DONE: Record<CanaryCommand, (step: string) => string> = {
 const NOT_DONE: Record<CanaryCommand, string> = { promote: 'promoted', 'promote-full': 'promoted', abort: 'aborted', retry: 'retried' };
 
 /** Runs a canary command; returns what it did (or why it did nothing), as the CLI prints it. */
-export async function canary({ client, namespace }: Cluster, name: string, command: CanaryCommand, now = Date.now()): Promise<string> {
-  const neoset = await readNeoSet(client, namespace, name);
-  const r = canaryCommand(neoset, command, now);
+export async function canary({ client, namespace }: Cluster, name: string, command: CanaryCommand, now?: number): Promise<string> {
+  // SPEC §2.3: what it stamps (stepStartedAt, the request's time) is on the API server's clock, read
+  // from the GET's Date — a laptop's clock 60 s behind would otherwise shorten the next timed pause.
+  const clock = serverClock(client);
+  const neoset = await readNeoSet(clock.client, namespace, name);
+  const r = canaryCommand(neoset, command, now ?? clock.now().getTime());
   if ('refused' in r) return `${ref(name)} not ${NOT_DONE[command]}: ${r.refused}`;
   try {
     await client.request('PATCH', paths.neosetStatus(neoset.metadata.namespace ?? namespace, name), {
