@@ -97,7 +97,8 @@ const CLUSTER_SCOPED = ['ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissio
 afterAll(async () => {
   const rbac = manifests.filter((m) => CLUSTER_SCOPED.includes(m.kind));
   for (const m of rbac) await kubectl(['delete', m.kind.toLowerCase(), m.metadata.name, '--ignore-not-found', '--wait=false']);
-  await kubectl(['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=false']);
+  // Waited for: a later file applies knative/'s identities into neoset-system, refused while it terminates.
+  await kubectl(['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=true', '--timeout=120s']);
 });
 
 describe('knative/', () => {

@@ -297,7 +297,8 @@ describe('kubectl neoset version: the plugin and the functions', () => {
   afterAll(async () => {
     for (const f of functions) await f.process.stop();
     await kubectl(['-n', SYSTEM, 'delete', 'services.serving.knative.dev/neoset-reconcile', 'deployment/neoset-admission', 'service/neoset-admission', '--ignore-not-found', '--wait=false']);
-    if (createdSystem) await kubectl(['delete', 'namespace', SYSTEM, '--ignore-not-found', '--wait=false']);
+    // Waited for: a later file applies knative/'s identities into neoset-system, refused while it terminates.
+    if (createdSystem) await kubectl(['delete', 'namespace', SYSTEM, '--ignore-not-found', '--wait=true', '--timeout=120s']);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
