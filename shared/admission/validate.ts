@@ -2,6 +2,7 @@
 // applied). Each rule returns issues naming the field path and the limit; nothing throws.
 import type { NeoSet } from '../api/neoset.ts';
 import { canaryIssues } from './canary.ts';
+import { dataFormatIssues } from './data-format.ts';
 import { capIssues } from './resources.ts';
 import { inPlaceChangeBlockers } from '../core/revisions/template-diff.ts';
 import { issue, valueAt, type Issue } from './issue.ts';
@@ -12,6 +13,7 @@ import { unmetRequirements } from '../core/selector.ts';
 import { selectorShapeIssues } from './selector.ts';
 import { joinPath } from '../core/field-path.ts';
 import { parsePercent } from '../core/percent.ts';
+import { priorityIssues } from './priority.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /**
@@ -39,9 +41,8 @@ function nameIssues(neoset: NeoSet): Issue[] {
   return [];
 }
 
-/** maxUnavailable: an integer >= 1 or a percentage from 1% to 100% (SPEC §3, §5). */
-function maxUnavailableIssues(value: number | string): Issue[] {
-  const path = 'spec.updateStrategy.maxUnavailable';
+/** maxUnavailable (of updateStrategy, or of scaleStrategy: §4.12): an integer >= 1 or a percentage from 1% to 100% (SPEC §3, §5). */
+function maxUnavailableIssues(value: number | string, path = 'spec.updateStrategy.maxUnavailable'): Issue[] {
   if (typeof value === 'number') {
     return value < 1 ? [issue(path, `${value} must be at least 1 (or a percentage from 1% to 100%)`)] : [];
   }
@@ -50,6 +51,16 @@ function maxUnavailableIssues(value: number | string): Issue[] {
   if (p < 1) return [issue(path, `${value} must be at least 1%`)];
   if (p > 100) return [issue(path, `${value} is over 100%`)];
   return [];
+}
+
+/** §4.12 scale budget: Kruise's validateMaxUnavailableField — a valid budget, and only under Parallel (OrderedReady creates one at a time). */
+function scaleStrategyIssues(neoset: NeoSet): Issue[] {
+  const value = neoset.spec.scaleStrategy?.maxUnavailable;
+  if (value === undefined) return [];
+  const path = 'spec.scaleStrategy.maxUnavailable';
+  const shape = maxUnavailableIssues(value, path);
+  if (shape.length > 0 || neoset.spec.podManagementPolicy === 'Parallel' || value === 1) return shape;
+  return [issue(path, `${JSON.stringify(value)} needs spec.podManagementPolicy Parallel (OrderedReady creates one pod at a time)`)];
 }
 
 function readinessIssues(neoset: NeoSet): Issue[] {
@@ -89,6 +100,9 @@ export function neosetIssues(neoset: NeoSet, limits: AdmissionLimits): Issue[] {
     ...readinessIssues(neoset),
     ...canaryIssues(neoset, limits.analysisAddresses),
     ...capIssues(neoset, limits),
+    // §4.12 peers' features: update priority and the scale budget.
+    ...priorityIssues(neoset),
+    ...scaleStrategyIssues(neoset),
   ];
 }
 

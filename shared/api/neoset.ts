@@ -173,6 +173,29 @@ export const Canary = z
   })
   .describe('Automated canary (SPEC 4.11): steps, timed pauses, analysis and abort.');
 
+// §4.12 update priority: OpenKruise's updateStrategy.priorityStrategy (apis/apps/pub/update_priority.go).
+export const PriorityWeightTerm = z
+  .object({
+    weight: z.int().min(1).max(100).describe('Added to the priority of every pod matchSelector selects, 1 to 100.'),
+    matchSelector: LabelSelector.describe('The pods (by their labels) that get this weight. Must not be empty.'),
+  })
+  .describe('One weight term: a pod\'s priority is the sum of the weights of the terms whose selector selects it.');
+
+export const PriorityOrderTerm = z
+  .object({
+    orderedKey: z.string().min(1).max(317).describe('A label key. Pods carrying it are ordered by the integer at the end of its value, largest first ("db-10" before "db-5"; no digits: 0).'),
+  })
+  .describe('One order term: pods carrying the first term\'s label go first, then those carrying the second\'s, and so on; pods with none of the keys go last.');
+
+export const PriorityStrategy = z
+  .object({
+    weightPriority: z.array(PriorityWeightTerm).max(20).optional().describe('Weight terms: pods with a higher sum of weights are updated first.'),
+    orderPriority: z.array(PriorityOrderTerm).max(20).optional().describe('Order terms, the first one first. Exclusive with weightPriority.'),
+  })
+  .describe(
+    'Which pods the rollout updates first (OpenKruise priorityStrategy): among the pods the partition allows (ordinal >= partition), higher priority first, ties highest ordinal first. The partition keeps its meaning; only one of weightPriority and orderPriority may be set. E.g. a database updates its replicas before its primary, whatever the primary\'s ordinal.',
+  );
+
 export const UpdateStrategyType = z.enum(['InPlaceIfPossible', 'InPlaceOnly', 'ReCreate', 'OnDelete']);
 
 export const UpdateStrategy = z
@@ -191,9 +214,19 @@ export const UpdateStrategy = z
     pause: z.boolean().default(false).describe('true: start no new pod updates (updates in flight finish).'),
     inPlaceUpdateStrategy: InPlaceUpdateStrategy,
     canary: Canary.optional(),
+    priorityStrategy: PriorityStrategy.optional(),
   })
   .prefault({})
   .describe('How pods move to a new revision.');
+
+// §4.12 scale budget: OpenKruise's scaleStrategy.maxUnavailable (apis/apps/v1beta1/statefulset_types.go).
+export const ScaleStrategy = z
+  .object({
+    maxUnavailable: intOrString(
+      'Parallel only: at most this many pods 0..replicas-1 not Running and Ready at once while pods are created — an integer >= 1 or a percentage of replicas ("20%", rounded down, at least 1). A pod is created only while fewer are not Ready, so a burst of new pods starts a few at a time. Absent: no limit (all at once).',
+    ).optional(),
+  })
+  .describe('How pods are created on a scale-up (OpenKruise scaleStrategy).');
 
 export const LifecycleHook = z
   .object({
@@ -254,6 +287,7 @@ export const NeoSetSpec = z.object({
     .default(10)
     .describe('ControllerRevisions kept beyond those in use; older ones are pruned.'),
   updateStrategy: UpdateStrategy,
+  scaleStrategy: ScaleStrategy.optional(),
   lifecycle: Lifecycle.optional(),
 });
 
@@ -383,5 +417,6 @@ export type ConditionType = z.infer<typeof ConditionType>;
 export type UpdateStrategyType = z.infer<typeof UpdateStrategyType>;
 export type Canary = z.infer<typeof Canary>;
 export type CanaryStep = z.infer<typeof CanaryStep>;
+export type PriorityStrategy = z.infer<typeof PriorityStrategy>;
 export type PrometheusAnalysis = z.infer<typeof PrometheusAnalysis>;
 export type CanaryStatus = NonNullable<NeoSetStatus['canary']>;

@@ -124,6 +124,42 @@ export const INVALID_CASES: InvalidCase[] = [
     mentions: 'allowed (NEOSET_ANALYSIS_ADDRESSES): http://prometheus:9090',
     change: (n) => (n.spec.updateStrategy = { canary: { steps: [{ partition: 0 }], analysis: { prometheus: { address: 'http://10.0.0.1:8080', query: 'up', successCondition: 'result < 1' } } } }),
   },
+  // §4.12 update priority and the scale budget.
+  {
+    name: 'priorityStrategy with both weightPriority and orderPriority',
+    by: 'rules',
+    field: 'spec.updateStrategy.priorityStrategy',
+    mentions: 'only one of weightPriority and orderPriority',
+    change: (n) => (n.spec.updateStrategy = { priorityStrategy: { weightPriority: [{ weight: 10, matchSelector: { matchLabels: { role: 'replica' } } }], orderPriority: [{ orderedKey: 'rank' }] } }),
+  },
+  {
+    name: 'priority weight 0',
+    by: 'schema',
+    field: 'spec.updateStrategy.priorityStrategy.weightPriority[0].weight',
+    change: (n) => (n.spec.updateStrategy = { priorityStrategy: { weightPriority: [{ weight: 0, matchSelector: { matchLabels: { role: 'replica' } } }] } }),
+  },
+  {
+    name: 'priority weight term with an empty selector',
+    by: 'rules',
+    field: 'spec.updateStrategy.priorityStrategy.weightPriority[1].matchSelector',
+    mentions: 'empty selector',
+    change: (n) => (n.spec.updateStrategy = { priorityStrategy: { weightPriority: [{ weight: 10, matchSelector: { matchLabels: { role: 'replica' } } }, { weight: 5, matchSelector: {} }] } }),
+  },
+  {
+    name: 'priority orderedKey twice',
+    by: 'rules',
+    field: 'spec.updateStrategy.priorityStrategy.orderPriority[1].orderedKey',
+    mentions: "already orderPriority[0]'s key",
+    change: (n) => (n.spec.updateStrategy = { priorityStrategy: { orderPriority: [{ orderedKey: 'rank' }, { orderedKey: 'rank' }] } }),
+  },
+  { name: 'scale budget under OrderedReady', by: 'rules', field: 'spec.scaleStrategy.maxUnavailable', mentions: 'Parallel', change: (n) => (n.spec.scaleStrategy = { maxUnavailable: 3 }) },
+  {
+    name: 'scale budget 0%',
+    by: 'rules',
+    field: 'spec.scaleStrategy.maxUnavailable',
+    mentions: 'at least 1%',
+    change: (n) => ((n.spec.podManagementPolicy = 'Parallel'), (n.spec.scaleStrategy = { maxUnavailable: '0%' })),
+  },
   { name: 'container name the API server refuses', by: 'dry-run', field: 'spec.containers[0].name', mentions: 'Bad_Name', change: (n) => (container(n).name = 'Bad_Name') },
   {
     name: 'volumeMount of a volume that does not exist',

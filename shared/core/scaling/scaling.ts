@@ -8,6 +8,7 @@ import type { Action } from '../plan.ts';
 import { newPod, objectRef, podName } from '../pods/identity.ts';
 import { isRunningAndReady } from '../pods/conditions.ts';
 import type { Revision } from '../revisions/revisions.ts';
+import { creationSlots } from './scale-budget.ts';
 
 /**
  * The revision a pod NeoSet creates for `ordinal` starts at. SPEC §4.3 gives two rules for a pod
@@ -56,7 +57,8 @@ export function volumeClaimOwnerActions(o: Rollout, pvcs: Map<string, Persistent
  * Creates, deletes of failed pods, and scale-down. OrderedReady: walk 0..replicas-1 and stop at the
  * first ordinal that is missing (create it: one per decision), terminating (its name is not reused
  * until it is gone), failed (delete it) or not Running and Ready; only when all are Running and Ready,
- * delete the highest condemned pod, once the one above it is gone. Parallel: all at once.
+ * delete the highest condemned pod, once the one above it is gone. Parallel: all at once — but with
+ * a scale budget (scaleStrategy.maxUnavailable, scale-budget.ts) only while it has room.
  * Deleted pods are added to `touched` (one write per pod per decision).
  */
 export function scalingActions(o: Rollout, pvcs: Map<string, PersistentVolumeClaim>, touched: Set<string>): Action[] {
@@ -71,10 +73,14 @@ export function scalingActions(o: Rollout, pvcs: Map<string, PersistentVolumeCla
       event: { type: 'Normal', reason: 'SuccessfulDelete', message: `delete Pod ${v.name} in NeoSet ${o.neoset.metadata.name} successful: ${why}` },
     });
   };
+  // §4.12 scale budget (Parallel): the lowest missing ordinals first, as many as it allows.
+  let slots = creationSlots(o);
   for (let i = 0; i < o.replicas; i++) {
     const v = o.byOrdinal.get(i);
     if (!v) {
+      if (slots <= 0) continue;
       const created = createOrdinal(o, i, pvcs);
+      if (created) slots--;
       actions.push(...(created ?? []));
       if (ordered) return actions;
     } else if (v.terminating) {

@@ -11,10 +11,17 @@ import { parsePercent } from '../percent.ts';
  * smallest one.
  */
 export function resolveMaxUnavailable(spec: NeoSetSpec): number {
-  const value = spec.updateStrategy.maxUnavailable;
+  return resolveAtLeastOne(spec.updateStrategy.maxUnavailable, spec.replicas, Math.ceil);
+}
+
+/**
+ * An int-or-percent budget (a maxUnavailable): the integer, or the percentage of `replicas` rounded
+ * by `round`; at least 1, and 1 for any text that is neither.
+ */
+export function resolveAtLeastOne(value: number | string, replicas: number, round: (x: number) => number): number {
   let n: number;
   if (typeof value === 'number') n = value;
-  else if (value.trim().endsWith('%')) n = Math.ceil(((parsePercent(value) ?? NaN) * spec.replicas) / 100);
+  else if (value.trim().endsWith('%')) n = round(((parsePercent(value) ?? NaN) * replicas) / 100);
   else n = Number.parseInt(value, 10);
   return Number.isFinite(n) && n >= 1 ? Math.floor(n) : 1;
 }

@@ -12,6 +12,7 @@ import { gateTransitionTime } from '../readiness/gate-time.ts';
 import { REASON_DRAINING } from '../readiness/readiness.ts';
 import { rfc3339 } from '../time.ts';
 import { inHooks } from '../pods/lifecycle-state.ts';
+import { updateOrder } from './priority.ts';
 
 /**
  * How a pod on revision `from` reaches updateRevision under the strategy: in place (only images and
@@ -48,7 +49,7 @@ export function inPlaceOnlyBlocked(o: Rollout): (Failure & { key: string }) | nu
   if (o.neoset.spec.updateStrategy.type !== 'InPlaceOnly') return null;
   const blocked = o.pods
     .filter((v) => !v.terminating && v.state === null && wantsUpdate(o, v) && updateMethod(o, v.revision) === 'Blocked')
-    .sort((a, b) => b.ordinal - a.ordinal);
+    .sort(updateOrder(o.neoset.spec.updateStrategy.priorityStrategy));
   if (blocked.length === 0) return null;
   const [view] = blocked;
   const differences = o.change(view.revision, o.target.name)?.differences ?? ['(unknown revision)'];
@@ -69,14 +70,15 @@ export function isRescue(o: Rollout, v: ObservedPod): boolean {
 }
 
 export interface Starts {
-  /** The pods whose update starts, highest ordinal first; how each start begins is §4.10's (hooks/lifecycle.ts startUpdate). */
+  /** The pods whose update starts, in update order (priority, then highest ordinal: priority.ts); how each start begins is §4.10's (hooks/lifecycle.ts startUpdate). */
   started: { view: ObservedPod; rescue: boolean }[];
   /** Every pod this decision starts, claimed in the status written before them (§2.0). */
   claims: UpdateClaim[];
 }
 
 /**
- * The updates that start in this decision, highest ordinal first. Nothing starts while paused or under OnDelete — rescues included. Rescues go first
+ * The updates that start in this decision, in update order: higher priority first (§4.12,
+ * priorityStrategy), ties highest ordinal first (§4.4). Nothing starts while paused or under OnDelete — rescues included. Rescues go first
  * and outside the budget; then the pods a decision already claimed (they are counted as unavailable,
  * so they cost nothing more); then as many as the budget allows: at most maxUnavailable of pods
  * 0..replicas-1 unavailable (missing, not available, mid-update, or claimed) once they start. A pod
@@ -93,7 +95,7 @@ export function startUpdates(o: Rollout, failed: boolean, free: (v: ObservedPod)
   const claimedElsewhere = new Set(o.claims.filter((c) => c.revision !== undefined && c.revision !== o.target.name).map((c) => c.pod));
   const candidates = o.pods
     .filter((v) => !v.orphan && !v.terminating && !v.terminalPhase && v.state === null && !inHooks(v.pod) && free(v) && canMove(o, v) && !claimedElsewhere.has(v.name))
-    .sort((a, b) => b.ordinal - a.ordinal);
+    .sort(updateOrder(strategy.priorityStrategy));
   const started: { view: ObservedPod; rescue: boolean }[] = candidates.filter((v) => isRescue(o, v)).map((view) => ({ view, rescue: true }));
   if (!failed) started.push(...withinBudget(o, candidates.filter((v) => !isRescue(o, v))).map((view) => ({ view, rescue: false })));
   return {
