@@ -25,6 +25,7 @@ import { jsonDepth } from '../../shared/admission/json.ts';
 import { DEFAULT_LIMITS, type AdmissionLimits } from '../../shared/admission/limits.ts';
 import { DRY_RUN_TIMEOUT_MS, type DryRunPod } from './dry-run.ts';
 import { createDryRunSlots, type DryRunSlots } from './dry-run-slots.ts';
+import { addDataFormatVerdict, type ReadFormatsRan } from './data-format.ts';
 import { cut } from '../../shared/admission/dry-run-refusal.ts';
 import { admissionRequests, registry } from './metrics.ts';
 import { recordBuildInfo } from '../../shared/metrics/registry.ts';
@@ -50,6 +51,8 @@ export interface AdmissionDeps {
   slots?: DryRunSlots;
   /** Deadline of a review's dry-run, wait for a slot included (default DRY_RUN_TIMEOUT_MS). */
   dryRunTimeoutMs?: number;
+  /** What the NeoSet's pods ran (apiReadFormatsRan in production); default: nothing read, no format ran. */
+  readFormatsRan?: ReadFormatsRan;
 }
 
 const MiB = 1024 * 1024;
@@ -131,8 +134,12 @@ async function validate(req: AdmissionRequest, deps: Required<AdmissionDeps>): P
     // The namespace the API server names, never the object's own claim: with client certificates
     // required, only the API server can name one, and it names the namespace being written to.
     if (!req.namespace) return cannotJudge(req.uid, 'request.namespace: missing (a NeoSet is namespaced)');
-    verdict = judgeNeoSet({ namespace: req.namespace, neoset: parsed.data, old }, deps.limits);
+    const review = { namespace: req.namespace, neoset: parsed.data, old };
+    verdict = judgeNeoSet(review, deps.limits);
     verdict.warnings.unshift(...warnings);
+    // SPEC §4.7: no lower data format on pods that ran a higher one (reads the pods and revisions).
+    const unchecked = await addDataFormatVerdict(verdict, review, deps.readFormatsRan, log);
+    if (unchecked !== null) return deny(req.uid, 503, 'ServiceUnavailable', unchecked);
   } else {
     return cannotJudge(req.uid, what);
   }
@@ -168,6 +175,7 @@ export function createApp(deps: AdmissionDeps): Hono {
     logger: deps.logger ?? createLogger('admission'),
     slots: deps.slots ?? createDryRunSlots(),
     dryRunTimeoutMs: deps.dryRunTimeoutMs ?? DRY_RUN_TIMEOUT_MS,
+    readFormatsRan: deps.readFormatsRan ?? (async () => []),
   };
   const log = full.logger;
   const app = new Hono();

@@ -3,13 +3,15 @@
 //   METRICS_PORT (GET /metrics over plain http on its own port, for Prometheus; unset: none),
 //   NEOSET_MAX_REPLICAS / NEOSET_MAX_CPU / NEOSET_MAX_MEMORY (README "Admission"), NEOSET_ANALYSIS_ADDRESSES
 //   (the Prometheus addresses canary analyses may name; README "Automated canary"), KUBECONFIG or the
-//   in-cluster service account (for the dry-run Pod create), LOG_LEVEL.
+//   in-cluster service account (for the dry-run Pod create, and the pods and revisions the
+//   data-format rule reads), LOG_LEVEL.
 import { limitsFromEnv } from '../../shared/admission/limits.ts';
 import { createLogger } from '../../shared/http/logger.ts';
 import { runFunction } from '../../shared/http/main.ts';
 import { kubeClientOnFirstUse } from '../../shared/k8s/first-use.ts';
 import { createApp } from './app.ts';
 import { apiDryRunPod } from './dry-run.ts';
+import { apiReadFormatsRan } from './data-format.ts';
 
 const logger = createLogger('admission');
 // client-node is loaded after the server listens, not before (deferredKubeClient).
@@ -17,5 +19,5 @@ const client = kubeClientOnFirstUse();
 await runFunction('admission', logger, () => {
   const limits = limitsFromEnv(process.env);
   logger.info({ maxReplicas: limits.maxReplicas, maxCpu: limits.maxCpu?.text ?? null, maxMemory: limits.maxMemory?.text ?? null, analysisAddresses: limits.analysisAddresses }, 'admission limits');
-  return createApp({ dryRunPod: apiDryRunPod(client), limits, logger });
+  return createApp({ dryRunPod: apiDryRunPod(client), readFormatsRan: apiReadFormatsRan(client), limits, logger });
 }, client.load);
