@@ -103,6 +103,8 @@ export function neosetIssues(neoset: NeoSet, limits: AdmissionLimits): Issue[] {
     // §4.12 peers' features: update priority and the scale budget.
     ...priorityIssues(neoset),
     ...scaleStrategyIssues(neoset),
+    // §4.7: the data-format annotations' shape (the downgrade rule needs the pods: functions/admission/data-format.ts).
+    ...dataFormatIssues(neoset),
   ];
 }
 

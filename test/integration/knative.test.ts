@@ -47,8 +47,10 @@ const EXPECTED: Record<string, Permissions> = {
     'pods/status': ['patch'],
     'tokenreviews.authentication.k8s.io': ['create'],
   },
+  // The dry-run pod create; the data-format rule's reads (SPEC §4.7).
   'neoset-admission': {
-    pods: ['create'],
+    pods: ['create', 'list'],
+    'controllerrevisions.apps': ['list'],
   },
   'neoset-events': {
     'neosets.neo.io': ['get', 'list', 'watch'],

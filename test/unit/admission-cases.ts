@@ -160,6 +160,20 @@ export const INVALID_CASES: InvalidCase[] = [
     mentions: 'at least 1%',
     change: (n) => ((n.spec.podManagementPolicy = 'Parallel'), (n.spec.scaleStrategy = { maxUnavailable: '0%' })),
   },
+  {
+    name: 'data format that is not a non-negative integer',
+    by: 'rules',
+    field: 'spec.template.metadata.annotations[neo.io/data-format]',
+    mentions: 'non-negative integer',
+    change: (n) => (n.spec.template.metadata.annotations = { 'neo.io/data-format': '03' }),
+  },
+  {
+    name: 'data format downgrade acknowledgement that names no downgrade',
+    by: 'rules',
+    field: 'metadata.annotations[neoset.neo.io/data-format-downgrade]',
+    mentions: 'FROM->TO',
+    change: (n) => (n.metadata.annotations = { 'neoset.neo.io/data-format-downgrade': '2->3' }),
+  },
   { name: 'container name the API server refuses', by: 'dry-run', field: 'spec.containers[0].name', mentions: 'Bad_Name', change: (n) => (container(n).name = 'Bad_Name') },
   {
     name: 'volumeMount of a volume that does not exist',
