@@ -4,7 +4,7 @@
 // bundles, its changelog section left as it is), a tree with uncommitted changes (the release commit
 // must hold only the release's edits), and a CHANGELOG whose `## [Unreleased]` section is missing or lists no change. Then:
 //   package.json `version` and package-lock.json's root version (the one source: shared/version.ts);
-//   the image tag ghcr.io/neoset/neoset:X.Y.Z wherever a manifest names it (knative/*.yaml,
+//   the image tag ghcr.io/neoset/neoset:X.Y.Z wherever a manifest names it (knative/*.yaml, knative/eventing-only/*.yaml,
 //   knative/func/*/func.yaml, the Dockerfile's build example) and knative/kustomization.yaml `newTag`;
 //   CHANGELOG.md: the Unreleased section becomes `## [X.Y.Z] - DATE` under a fresh empty Unreleased;
 //   `npm run build`: the bundles, with the version written in (checked in dist/reconcile.mjs).
@@ -67,7 +67,7 @@ export function compareVersions(a: string, b: string): number {
 
 /** The files that name the image's tag, relative to root. */
 function manifestFiles(root: string): string[] {
-  const knative = readdirSync(join(root, 'knative')).filter((f) => f.endsWith('.yaml')).map((f) => `knative/${f}`);
+  const knative = ['knative', 'knative/eventing-only'].flatMap((dir) => readdirSync(join(root, dir)).filter((f) => f.endsWith('.yaml')).map((f) => `${dir}/${f}`));
   const funcs = readdirSync(join(root, 'knative/func')).map((d) => `knative/func/${d}/func.yaml`);
   return [...knative, ...funcs, 'Dockerfile'];
 }

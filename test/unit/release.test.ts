@@ -76,6 +76,8 @@ describe('npm run release -- X.Y.Z', () => {
         'CHANGELOG.md',
         'Dockerfile',
         'knative/admission.yaml',
+        'knative/eventing-only/functions.yaml',
+        'knative/eventing-only/kustomization.yaml',
         'knative/func/readiness/func.yaml',
         'knative/func/reconcile/func.yaml',
         'knative/kustomization.yaml',
@@ -91,7 +93,8 @@ describe('npm run release -- X.Y.Z', () => {
     // Nothing else in the lock moved: only the two root version lines differ.
     expect(git('diff', '--numstat', 'package-lock.json')).toBe('2\t2\tpackage-lock.json\n');
     expect(read('knative/kustomization.yaml')).toMatch(/^ {4}newTag: 0\.4\.0$/m);
-    for (const file of ['knative/admission.yaml', 'knative/reconcile.yaml', 'knative/readiness.yaml', 'knative/func/reconcile/func.yaml', 'knative/func/readiness/func.yaml']) {
+    expect(read('knative/eventing-only/kustomization.yaml')).toMatch(/^ {4}newTag: 0\.4\.0$/m);
+    for (const file of ['knative/admission.yaml', 'knative/eventing-only/functions.yaml', 'knative/reconcile.yaml', 'knative/readiness.yaml', 'knative/func/reconcile/func.yaml', 'knative/func/readiness/func.yaml']) {
       expect(read(file), file).toContain('image: ghcr.io/neoset/neoset:0.4.0');
       expect(read(file), file).not.toMatch(/ghcr\.io\/neoset\/neoset:(?!0\.4\.0)/);
     }
