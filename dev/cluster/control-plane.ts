@@ -31,7 +31,16 @@ export interface ControlPlaneOptions {
   serviceNetwork?: boolean;
   /** kube-controller-manager loops to run besides CONTROLLERS, e.g. WORKLOAD_CONTROLLERS. */
   extraControllers?: string[];
+  /**
+   * Audit pod patches and updates at Request level (AUDIT_POD_REQUESTS): each entry carries the body
+   * sent (`requestObject`), so a test can tell which patch set which image. Default off: pods at
+   * Metadata level like the rest.
+   */
+  auditPodRequests?: boolean;
 }
+
+/** The processes a test may stop and start again on their own, under the others (stopComponent). */
+export type Component = 'etcd' | 'kube-apiserver';
 
 export interface ControlPlane {
   dir: string;
@@ -54,8 +63,18 @@ export interface ControlPlane {
   caPem: string;
   /** Log file of each process, by process name. */
   logs: Record<string, string>;
-  /** Resolves when any of the processes exits (after stop(), or on a crash) with a line saying which. */
+  /**
+   * Resolves when any of the processes exits (after stop(), or on a crash) with a line saying which;
+   * not for a stopComponent.
+   */
   exited: Promise<string>;
+  /**
+   * Stops one process, leaving the others running: `kill` SIGKILLs it (a crash), else SIGTERM with
+   * the short grace. Its ports, data directory, certificates and log file are kept for startComponent.
+   */
+  stopComponent(name: Component, opts?: { kill?: boolean }): Promise<void>;
+  /** Starts a stopped process again with the flags it first ran with; resolves once it is healthy. */
+  startComponent(name: Component): Promise<void>;
   /** A new admin KubeConfig for client-node. */
   kubeConfig(): KubeConfig;
   /** Stops every process; removes `dir` unless KEEP_CLUSTER_DIR is set. */
@@ -180,7 +199,22 @@ rules:
   - level: None
 `;
 
-async function writePki(files: Files, pki: ClusterPki, server: string): Promise<void> {
+/**
+ * Put before AUDIT_POLICY's rules (the first rule that matches decides): pod patches and updates with
+ * their bodies, e.g. the strategic merge patch that sets a container's image (ControlPlaneOptions.auditPodRequests).
+ */
+const AUDIT_POD_REQUESTS = `  - level: Request
+    verbs: [update, patch]
+    resources:
+      - group: ""
+        resources: [pods]
+`;
+
+export function auditPolicy(podRequests = false): string {
+  return podRequests ? AUDIT_POLICY.replace('rules:\n', `rules:\n${AUDIT_POD_REQUESTS}`) : AUDIT_POLICY;
+}
+
+async function writePki(files: Files, pki: ClusterPki, server: string, policy: string): Promise<void> {
   // kube-controller-manager serves /healthz with a certificate of our CA, so the probe can verify it.
   const kcmServing = await issueServingCert(pki.ca, LOOPBACK_HOSTS);
   const admin = kubeconfigYaml({ server, caPem: pki.ca.certPem, client: pki.admin, user: 'admin' });
@@ -196,7 +230,7 @@ async function writePki(files: Files, pki: ClusterPki, server: string): Promise<
     [files.serviceAccountPub, pki.serviceAccount.publicKeyPem],
     [files.kubeconfig, admin],
     [files.kcmKubeconfig, kcm],
-    [files.auditPolicy, AUDIT_POLICY],
+    [files.auditPolicy, policy],
     [files.webhookClientCa, pki.webhookClientCa.certPem],
     [files.webhookKubeconfig, webhookClientKubeconfig(pki.webhookClient)],
     [files.admissionConfig, admissionConfiguration(files.webhookKubeconfig)],
@@ -302,7 +336,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       // Pods verify the API server as kubernetes.default.svc (their ca.crt) at its ClusterIP.
       pki.apiserver = await issueServingCert(pki.ca, [...LOOPBACK_HOSTS, serviceNetwork.address, KUBERNETES_SERVICE_IP, ...KUBERNETES_SERVICE_NAMES]);
     }
-    await writePki(files, pki, server);
+    await writePki(files, pki, server, auditPolicy(opts.auditPodRequests));
   } catch (error) {
     await serviceNetwork?.release();
     throw error;
@@ -317,17 +351,28 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     await processes.get('etcd')?.stop(PROCESS_GRACE_MS);
     await serviceNetwork?.release();
   };
+  // The first exit of a process that was not stopped on purpose (stopComponent) is `exited`.
+  let reportExit: (line: string) => void = () => {};
+  const exited = new Promise<string>((resolve) => (reportExit = resolve));
+  const stoppedOnPurpose = new Set<ManagedProcess>();
   const spawnLogged = (name: string, binary: string, args: string[]) => {
     const child = startProcess(name, binary, args, join(dir, `${name}.log`));
     processes.set(name, child);
+    void child.exited.then((code) => stoppedOnPurpose.has(child) || reportExit(`${name} exited (${code}); log ${child.logPath}`));
     log(`started ${name} (pid ${child.pid}), log ${child.logPath}`);
     return child;
   };
+  const components: Record<Component, { binary: string; args: string[]; health: string; tls?: TlsClient }> = {
+    etcd: { binary: binaries.etcd, args: etcdArgs(dir, etcdPort, etcdPeerPort), health: `http://127.0.0.1:${etcdPort}/health` },
+    'kube-apiserver': { binary: binaries.kubeApiserver, args: apiserverArgs(files, apiserverPort, etcdPort, serviceNetwork), health: `${server}/readyz`, tls: admin },
+  };
+  const launch = async (name: Component) => {
+    const { binary, args, health, tls } = components[name];
+    await waitForHealthy(spawnLogged(name, binary, args), health, tls, STARTUP_TIMEOUT_MS);
+  };
   try {
-    const etcd = spawnLogged('etcd', binaries.etcd, etcdArgs(dir, etcdPort, etcdPeerPort));
-    await waitForHealthy(etcd, `http://127.0.0.1:${etcdPort}/health`, undefined, STARTUP_TIMEOUT_MS);
-    const apiserver = spawnLogged('kube-apiserver', binaries.kubeApiserver, apiserverArgs(files, apiserverPort, etcdPort, serviceNetwork));
-    await waitForHealthy(apiserver, `${server}/readyz`, admin, STARTUP_TIMEOUT_MS);
+    await launch('etcd');
+    await launch('kube-apiserver');
     if (opts.controllerManager ?? true) {
       const controllers = [...CONTROLLERS, ...(opts.extraControllers ?? [])];
       const kcm = spawnLogged('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(files, kcmPort, controllers));
@@ -348,11 +393,22 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       etcdVersion,
       caPem: pki.ca.certPem,
       logs: Object.fromEntries([...processes.values()].map((p) => [p.name, p.logPath])),
-      exited: Promise.race([...processes.values()].map(async (p) => `${p.name} exited (${await p.exited}); log ${p.logPath}`)),
+      exited,
       kubeConfig() {
         const kc = new KubeConfig();
         kc.loadFromFile(files.kubeconfig);
         return kc;
+      },
+      async stopComponent(name, { kill = false } = {}) {
+        const running = processes.get(name);
+        if (!running) throw new Error(`${name} is not one of this control plane's processes`);
+        stoppedOnPurpose.add(running);
+        await (kill ? running.kill() : running.stop(PROCESS_GRACE_MS));
+        log(`${kill ? 'killed' : 'stopped'} ${name} (pid ${running.pid})`);
+      },
+      async startComponent(name) {
+        if (processes.get(name)?.hasExited() === false) throw new Error(`${name} is running`);
+        await launch(name);
       },
       async stop() {
         await stopAll();

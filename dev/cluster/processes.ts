@@ -16,6 +16,8 @@ export interface ManagedProcess {
   hasExited(): boolean;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
   stop(graceMs?: number): Promise<void>;
+  /** SIGKILL at once, as a crash would end it; resolves when the process is gone. */
+  kill(): Promise<void>;
   /** The last lines of its log, for error messages. */
   tail(lines?: number): string;
 }
@@ -78,6 +80,11 @@ export function startProcess(name: string, command: string, args: string[], logP
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
+    },
+    async kill() {
+      if (done) return;
+      child.kill('SIGKILL');
+      await exited;
     },
     tail: (lines) => tailFile(logPath, lines),
   };
