@@ -16,11 +16,11 @@ import { sinksFromTriggers } from '../../dev/bridge/triggers.ts';
 import { startFunction, type RunningFunction } from '../../dev/functions.ts';
 import { startKubelet, type Kubelet } from '../../dev/kubelet/kubelet.ts';
 import { KNATIVE_DIR, type Manifest } from '../../dev/manifests.ts';
-import { handledFromBirth } from '../../shared/handled.ts';
 import { createKubeClient } from '../../shared/k8s/client.ts';
 import { createTestNamespace, kubeConfig, kubectl, type TestNamespace } from '../cluster/harness.ts';
 import { startFaultProxy, type FaultProxy } from '../e2e/fault-proxy.ts';
 import { applyNeoSet, imageOf, patchNeoSet, setImage, settledOn, untilStatus } from '../e2e/helpers.ts';
+import { failOnExit } from '../e2e/exits.ts';
 import { startObserver, type Observer } from '../e2e/observer.ts';
 import { neosetManifest, type Stack } from '../e2e/stack.ts';
 
@@ -55,15 +55,7 @@ describe('chaos: 10 % API faults under real function processes', () => {
     writeFileSync(kubeconfig, proxy.kubeconfigYaml(), { mode: 0o600 });
     const start = (name: 'reconcile' | 'readiness', i: number) => startFunction({ name, port: 0, kubeconfig, logPath: join(dir, `${name}-${i}.log`) });
     functions = await Promise.all([...Array.from({ length: RECONCILE_INSTANCES }, (_, i) => start('reconcile', i)), start('readiness', 0)]);
-    exitedByItself = handledFromBirth(
-      Promise.race(
-        functions.map(async (fn) => {
-          const code = await fn.process.exited;
-          if (!stopping) throw new Error(`${fn.name} (pid ${fn.process.pid}) exited by itself, rc=${code}; log ${fn.process.logPath}:\n${fn.process.tail(15)}`);
-          return new Promise<never>(() => {});
-        }),
-      ),
-    );
+    exitedByItself = failOnExit(functions, () => stopping);
     const [readiness, ...reconcilers] = [functions.at(-1)!, ...functions.slice(0, -1)];
     // Each reconcile instance is a subscriber of its own (every event reaches each), as are more pods of one Knative Service.
     const sinks = reconcilers.flatMap((r, i) => sinksFromTriggers(manifests, { 'neoset-reconcile': `${r.url}/`, ...(i === 0 ? { 'neoset-readiness': `${readiness.url}/` } : {}) }));
