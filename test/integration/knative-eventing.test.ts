@@ -17,6 +17,7 @@ import { kubeProxyTables } from '../../dev/cluster/service-network.ts';
 import { startServices, type Services } from '../../dev/cluster/services.ts';
 import { startKubelet, type Kubelet } from '../../dev/kubelet/kubelet.ts';
 import { waitFor } from '../../dev/kubelet/wait-for.ts';
+import { containerLogTails } from '../cluster/knative-stack.ts';
 
 const namespace = 'kn-test';
 const NODE = 'kn-node';
@@ -29,24 +30,6 @@ let installMs = 0;
 let knativeDir = '';
 const core = () => cp!.kubeConfig().makeApiClient(CoreV1Api);
 const custom = () => cp!.kubeConfig().makeApiClient(CustomObjectsApi);
-
-/** The last lines of every process-mode container's log (they go with the pods at stop): what to read when Knative fails. */
-function containerLogTails(): string {
-  const out: string[] = [];
-  for (const bridge of existsSync('/run/neoset') ? readdirSync('/run/neoset').filter((d) => d.startsWith('neoset')) : []) {
-    const podsDir = join('/run/neoset', bridge, 'pods');
-    for (const uid of existsSync(podsDir) ? readdirSync(podsDir) : []) {
-      const logs = join(podsDir, uid, 'logs');
-      for (const container of existsSync(logs) ? readdirSync(logs) : []) {
-        for (const file of readdirSync(join(logs, container))) {
-          const lines = readFileSync(join(logs, container, file), 'utf8').trim().split('\n').slice(-15);
-          out.push(`--- ${container}/${file} (${uid})`, ...lines.map((l) => l.slice(0, 400)));
-        }
-      }
-    }
-  }
-  return out.join('\n');
-}
 
 beforeAll(async () => {
   const started = Date.now();
