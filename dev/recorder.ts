@@ -2,9 +2,10 @@
 // function accepts (SPEC §2.1), so that one `curl` replays it:
 //   NNNN-<kind>-<name>-<verb>.json        structured mode: curl -H 'content-type: application/cloudevents+json' --data-binary @file
 //   NNNN-<kind>-<name>-<verb>.headers     binary mode:     curl -H @file.headers --data-binary @file.data.json
-//   NNNN-<kind>-<name>-<verb>.data.json
+//   NNNN-<kind>-<name>-<verb>.data.json   (the body byte for byte, as the bridge sends it)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { goJson } from './bridge/go-json.ts';
 import { toBinaryRequest, type PumpEvent } from './bridge/pump.ts';
 
 /** The binary-mode HTTP headers of an event, exactly as the bridge sends them. */
@@ -37,7 +38,7 @@ export function createRecorder(dir: string): Recorder {
       const base = join(dir, eventFileBase(++seq, event));
       writeFileSync(`${base}.json`, `${JSON.stringify(event, null, 2)}\n`);
       writeFileSync(`${base}.headers`, binaryHeaders(event).map(([k, v]) => `${k}: ${v}\n`).join(''));
-      writeFileSync(`${base}.data.json`, `${JSON.stringify(event.data)}\n`);
+      writeFileSync(`${base}.data.json`, goJson(event.data));
     },
   };
 }

@@ -11,6 +11,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, LABEL_NEOSET_NAME, PLURAL } from '../../shared/api/names.ts';
 import { DEFAULT_RESYNC_SOURCE, PING_TYPE } from '../../shared/events/target.ts';
 import { BROKER_DELIVERY, CONTAINER_CONCURRENCY, deliver, type DeliverySpec, type FetchLike } from './delivery.ts';
+import { goJson } from './go-json.ts';
 import { createLimiter, type Limiter } from './limiter.ts';
 import { resilientWatch, type KubeObject, type ResilientWatch, type WatchEventType } from '../../shared/k8s/watch.ts';
 
@@ -29,6 +30,8 @@ export interface PumpEvent {
   apiversion?: string;
   name?: string;
   namespace?: string;
+  /** Set by the Broker's ingress when it accepts the event (RFC 3339), carried to every subscriber. */
+  knativearrivaltime?: string;
   data: unknown;
 }
 
@@ -44,6 +47,8 @@ export interface Sink {
   delivery?: DeliverySpec;
   /** The subscriber's containerConcurrency (default: the pump's `parallelism`). */
   parallelism?: number;
+  /** The Trigger's namespace: the Broker's filter tells it to the subscriber (Kn-Namespace). */
+  namespace?: string;
 }
 
 export interface PumpOptions {
@@ -90,13 +95,25 @@ export interface Pump {
   stop(): Promise<void>;
 }
 
-/** Encodes a CloudEvent in binary mode, as ApiServerSource and the Broker send it. */
-export function toBinaryRequest(url: string, event: PumpEvent): Request {
-  const headers: Record<string, string> = { 'content-type': event.datacontenttype };
+/**
+ * Encodes a CloudEvent in binary mode, as ApiServerSource and the Broker send it: the body as the
+ * adapter's Go encoding/json writes it (goJson), `extra` headers besides content-type and ce-*.
+ */
+export function toBinaryRequest(url: string, event: PumpEvent, extra: Record<string, string> = {}): Request {
+  const headers: Record<string, string> = { ...extra, 'content-type': event.datacontenttype };
   for (const [k, v] of Object.entries(event)) {
     if (k !== 'data' && k !== 'datacontenttype' && v !== undefined) headers[`ce-${k}`] = String(v);
   }
-  return new Request(url, { method: 'POST', headers, body: JSON.stringify(event.data) });
+  return new Request(url, { method: 'POST', headers, body: goJson(event.data) });
+}
+
+/**
+ * The headers the Broker's filter adds to a delivery besides the event's (knative.dev/eventing
+ * pkg/broker/filter, pkg/kncloudevents/event_dispatcher.go): it asks for a reply event, and names
+ * the Trigger's namespace.
+ */
+export function filterHeaders(sink: Pick<Sink, 'namespace'>): Record<string, string> {
+  return { prefer: 'reply', ...(sink.namespace ? { 'kn-namespace': sink.namespace } : {}) };
 }
 
 export function resourceEvent(server: string, type: WatchEventType, obj: KubeObject): PumpEvent {
@@ -180,7 +197,7 @@ export function startPump(opts: PumpOptions): Pump {
     const delivery = deliver({
       target: sink.target,
       spec: sink.delivery ?? brokerDelivery,
-      request: () => toBinaryRequest(url, event),
+      request: () => toBinaryRequest(url, event, filterHeaders(sink)),
       slot: (attempt) =>
         limiter.run(() => {
           stats.maxInFlight = Math.max(stats.maxInFlight, limiter.active);
@@ -203,8 +220,9 @@ export function startPump(opts: PumpOptions): Pump {
     pending.add(tracked);
   }
 
-  function enqueue(event: PumpEvent) {
+  function enqueue(accepted: PumpEvent) {
     if (stopped) return;
+    const event: PumpEvent = { ...accepted, knativearrivaltime: new Date().toISOString() };
     opts.record?.(event);
     // A PingSource sets no `kind` extension: ticks are told apart by their type.
     const kind = (event.type === PING_TYPE ? 'ping' : (event.kind ?? '')) as SinkKind;

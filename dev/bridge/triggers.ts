@@ -53,6 +53,7 @@ export function sinksFromTriggers(manifests: Manifest[], subscribers: Record<str
         kinds: kindsOf(trigger),
         delivery: deliveryOf(delivery, brokers.get(broker), service.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS),
         parallelism: service.containerConcurrency || undefined,
+        namespace: trigger.metadata.namespace,
       };
     });
 }

@@ -7,7 +7,8 @@ import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { backoffMs, BROKER_DELIVERY, CONTAINER_CONCURRENCY, deliver, isRetryable, parseIsoDuration, type DeliverySpec, type FetchLike } from '../../dev/bridge/delivery.ts';
 import { createLimiter } from '../../dev/bridge/limiter.ts';
-import { startPump } from '../../dev/bridge/pump.ts';
+import { goJson } from '../../dev/bridge/go-json.ts';
+import { resourceEvent, startPump, toBinaryRequest } from '../../dev/bridge/pump.ts';
 import { sinksFromTriggers } from '../../dev/bridge/triggers.ts';
 import { DEFAULT_RESYNC_SOURCE } from '../../shared/events/target.ts';
 import type { Manifest } from '../../dev/manifests.ts';
@@ -151,19 +152,19 @@ describe('the Triggers of knative/eventing.yaml', () => {
   });
 });
 
-describe('the pump delivers as the Broker does', () => {
-  // No API server: the watches fail quietly and retry; resync ticks are the events delivered.
-  const nowhere = () => {
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: 'http://127.0.0.1:9' }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    return kc;
-  };
+// No API server: the watches fail quietly and retry; resync ticks are the events delivered.
+const nowhere = () => {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'http://127.0.0.1:9' }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return kc;
+};
 
+describe('the pump delivers as the Broker does', () => {
   it('concurrently, at most `parallelism` in flight per subscriber, retrying 503s, until idle', async () => {
     let inFlight = 0;
     let most = 0;
@@ -245,5 +246,40 @@ describe('the pump delivers as the Broker does', () => {
     }
     expect(sources).toEqual([`/apis/v1/namespaces/${ping.metadata.namespace}/pingsources/${ping.metadata.name}`, '/apis/v1/namespaces/ops/pingsources/resync']);
     expect(sources[0]).toBe(DEFAULT_RESYNC_SOURCE);
+  });
+});
+
+// What test/integration/knative-contract.test.ts found the real Knative v0.50.0 sending, where the
+// bridge sent otherwise.
+describe('the bridge sends what the real ApiServerSource and Broker send', () => {
+  it("the body as the adapter's Go encoding/json writes it: keys sorted (integer-like ones too), <, >, &, U+2028/9 escaped", () => {
+    const value = { metadata: { name: 'a', annotations: { '10': 'x', '2': 'y', b: '<b> & </b>' } }, apiVersion: 'v1', kind: 'Pod', list: [{ z: 1, a: null }], s: '\u2028\u2029', gone: undefined };
+    const text = goJson(value);
+    expect(text).toBe('{"apiVersion":"v1","kind":"Pod","list":[{"a":null,"z":1}],"metadata":{"annotations":{"10":"x","2":"y","b":"\\u003cb\\u003e \\u0026 \\u003c/b\\u003e"},"name":"a"},"s":"\\u2028\\u2029"}');
+    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)));
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'n', name: 'p' } };
+    return toBinaryRequest('http://x/', resourceEvent('https://10.96.0.1:443', 'ADDED', pod as never))
+      .text()
+      .then((body) => expect(body).toBe('{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"n"}}'));
+  });
+
+  it("every delivery carries the Broker's knativearrivaltime, Prefer: reply and the Trigger's namespace (Kn-Namespace)", async () => {
+    const seen: Headers[] = [];
+    const target: FetchLike = (req) => {
+      seen.push(req.headers);
+      return new Response(null, { status: 202 });
+    };
+    const sinks = sinksFromTriggers(manifests, { 'neoset-reconcile': target }).filter((s) => s.kinds.includes('ping'));
+    const pump = startPump({ kubeConfig: nowhere(), sinks, resyncMs: 0 });
+    try {
+      pump.tick();
+      await pump.idle();
+    } finally {
+      await pump.stop();
+    }
+    expect(seen).toHaveLength(1);
+    expect(Date.parse(seen[0].get('ce-knativearrivaltime')!)).toBeGreaterThan(Date.now() - 5000);
+    expect(seen[0].get('prefer')).toBe('reply');
+    expect(seen[0].get('kn-namespace')).toBe('neoset-system');
   });
 });
