@@ -1,5 +1,6 @@
-// The readiness function: Pod events → is this pod's in-place update really done (SPEC §4.5)? It
-// finishes the update and opens the pod's InPlaceUpdateReady gate, and records the update duration.
+// The readiness function: Pod events → where is this pod's in-place update (SPEC §4.4, §4.5)? It opens
+// the pod's InPlaceUpdateReady gate once the changed containers run the new images (the kubelet's Ready
+// then waits for their probes), finishes the update once they are ready, and records its duration.
 // The Pod in the event only lets it skip; a write is decided from the pod as read from the API server
 // (shared/k8s/pod-readiness.ts, SPEC §2.0), with no read of the NeoSet.
 // Its duties are its own: on Pod events the reconcile function leaves them alone (§2.2).

@@ -3,13 +3,17 @@
 //   Drain        an image patch (the state becomes Updating, or gets a new startedAt) comes only after
 //                the pod's InPlaceUpdateReady condition became False for gracePeriodSeconds: the gate
 //                is False and startedAt >= the gate's lastTransitionTime + gracePeriodSeconds (both
-//                metav1.Time, whole seconds: no other slack). The gate stays non-True while Updating.
+//                metav1.Time, whole seconds: no other slack). While Updating, the gate opens again
+//                only once every changed container runs its new image, restarted by the kubelet (the
+//                §4.4 step 3 checks but readiness, seen in either state); the pod still counts as
+//                unavailable until the state is gone and it is Ready for minReadySeconds (view.ts).
 //   InPlaceDone  a state is removed only when the update is done (§4.5) in either state; a state
 //                removed while Draining changed no image — unless patch and finish both fell between
 //                the two observations (§2.0 chains them), and then the new images are done.
 //   Terminating  a terminating pod is never written again (labels, annotations, images, gate).
 import { CONDITION_INPLACE_READY } from '../../shared/api/names.ts';
 import type { Pod } from '../../shared/core/objects.ts';
+import type { InPlaceState } from './inplace-state.ts';
 import type { Report } from './types.ts';
 import type { PodFacts, View } from './view.ts';
 import { condition, isTrue, normalizeImage, sameJson, seconds } from './wire.ts';
@@ -28,13 +32,20 @@ export function inPlaceInvariants(prev: View, now: View, report: Report): void {
 
 function drain(prev: View, now: View, p: PodFacts, report: Report): void {
   if (p.state?.phase !== 'Updating' || p.terminating) return;
-  const gate = condition(p.pod, CONDITION_INPLACE_READY);
-  if (gate?.status === 'True') {
-    report('Drain', `${CONDITION_INPLACE_READY} True while the in-place update is in flight`, p.name);
-    return;
-  }
   const before = prev.byUid.get(p.uid);
   const patched = before !== undefined && (before.state?.phase !== 'Updating' || before.state.startedAt !== p.state.startedAt);
+  let gate = condition(p.pod, CONDITION_INPLACE_READY);
+  if (gate?.status === 'True') {
+    const change = stateChange(p.state);
+    const opened = patched || before === undefined || condition(before.pod, CONDITION_INPLACE_READY)?.status !== 'True';
+    if (opened && !(before && restarted(before.pod, change)) && !restarted(p.pod, change)) {
+      report('Drain', `${CONDITION_INPLACE_READY} True while the in-place update is in flight, before every changed container runs its new image`, p.name);
+      return;
+    }
+    if (!patched) return;
+    // Patched and reopened between the two states: the drain is judged from the gate as it was before.
+    gate = condition(before!.pod, CONDITION_INPLACE_READY);
+  }
   if (!patched) return;
   if (gate !== undefined && gate.status !== 'False') {
     report('Drain', `images patched while ${CONDITION_INPLACE_READY} is ${gate.status}, not False`, p.name);
@@ -69,7 +80,7 @@ function finished(prev: View, now: View, before: PodFacts, after: PodFacts, repo
     change = imagesChanged(before.pod, after.pod);
     if (Object.keys(change.targets).length === 0) return; // abandoned before any change: allowed
   } else {
-    change = { targets: state.targetImages, previousImageIDs: state.previousImageIDs, previousContainerIDs: state.previousContainerIDs };
+    change = stateChange(state);
   }
   if (done(prev, before.pod, change) || done(now, after.pod, change)) return;
   report(
@@ -94,23 +105,31 @@ function imagesChanged(before: Pod, after: Pod): Change {
   return change;
 }
 
+const stateChange = (state: InPlaceState): Change => ({ targets: state.targetImages, previousImageIDs: state.previousImageIDs, previousContainerIDs: state.previousContainerIDs });
+
 /**
- * §4.4 step 3 / §4.5: every changed container runs its target (normalized image; a digest-pinned
- * target is not compared, the runtime may report it otherwise), was restarted by the kubelet (a new
- * imageID, or a new containerID when one was recorded), and passes the readiness mode's check.
+ * §4.4 step 3 but readiness: every changed container runs its target (normalized image; a digest-pinned
+ * target is not compared, the runtime may report it otherwise) and was restarted by the kubelet (a new
+ * imageID, or a new containerID when one was recorded). Once so, so it stays until the next patch.
  */
-function done(v: View, pod: Pod, change: Change): boolean {
+function restarted(pod: Pod, change: Change): boolean {
   if (pod.status?.phase !== 'Running') return false;
-  const mode = v.neoset.spec.updateStrategy.inPlaceUpdateStrategy.readiness;
   const statuses = pod.status.containerStatuses ?? [];
-  const containersDone = Object.entries(change.targets).every(([name, image]) => {
+  return Object.entries(change.targets).every(([name, image]) => {
     const cs = statuses.find((s) => s.name === name);
     if (!cs || (!image.includes('@') && normalizeImage(cs.image) !== normalizeImage(image))) return false;
     const previousContainer = change.previousContainerIDs[name];
-    const restarted = cs.imageID !== change.previousImageIDs[name] || (previousContainer !== undefined && cs.containerID !== previousContainer);
-    return restarted && (mode === 'Ready' || cs.ready);
+    return cs.imageID !== change.previousImageIDs[name] || (previousContainer !== undefined && cs.containerID !== previousContainer);
   });
-  return containersDone && (mode === 'Probe' || isTrue(pod, 'ContainersReady'));
+}
+
+/** §4.4 step 3 / §4.5: restarted on the new images, and the readiness mode's check passes. */
+function done(v: View, pod: Pod, change: Change): boolean {
+  if (!restarted(pod, change)) return false;
+  const mode = v.neoset.spec.updateStrategy.inPlaceUpdateStrategy.readiness;
+  if (mode === 'Ready') return isTrue(pod, 'ContainersReady');
+  const statuses = pod.status?.containerStatuses ?? [];
+  return Object.keys(change.targets).every((name) => statuses.find((s) => s.name === name)?.ready === true);
 }
 
 function written(before: PodFacts, after: PodFacts): boolean {

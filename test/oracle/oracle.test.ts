@@ -347,13 +347,52 @@ describe('oracle: one pod\'s in-place update', () => {
     expect(found(w, previous)).toEqual([]);
   });
 
-  it('Drain: the gate opened while the update is in flight', async () => {
+  it('Drain: the gate opened while the update is in flight, its container not restarted on the new image', async () => {
     const T = Date.parse('2025-01-01T01:00:00Z');
     const { w } = await drained(0, T, T);
-    inPlace(w, 'web-3', { drainStartedAt: at(T), phase: 'Updating', startedAt: at(T) });
+    const cs = w.pod(3)!.status!.containerStatuses![0];
+    inPlace(w, 'web-3', { drainStartedAt: at(T), phase: 'Updating', startedAt: at(T), targetImages: { app: 'nginx:v2' }, previousImageIDs: { app: cs.imageID } });
     const previous = w.observation();
     setCondition(w.pod(3)!, CONDITION_INPLACE_READY, 'True', T + 1000);
     expect(found(w, previous)).toEqual(['Drain']);
+  });
+
+  /** web-3 Updating to nginx:v2 (gate False since the drain), its image patched; the kubelet has not restarted it yet. */
+  async function patched(spec: Parameters<typeof settled>[0] = {}): Promise<World> {
+    const w = await rolling(spec);
+    const cs = w.pod(3)!.status!.containerStatuses![0];
+    inPlace(w, 'web-3', { phase: 'Updating', startedAt: at(w.now), targetImages: { app: 'nginx:v2' }, previousImageIDs: { app: cs.imageID }, previousContainerIDs: { app: cs.containerID } });
+    setCondition(w.pod(3)!, CONDITION_INPLACE_READY, 'False', w.now);
+    w.pod(3)!.spec.containers[0].image = 'nginx:v2';
+    return w;
+  }
+
+  it('Drain: the gate reopens once every changed container runs its new image, restarted — before its probe passes, not before the restart', async () => {
+    const w = await patched();
+    const previous = w.observation();
+    setCondition(w.pod(3)!, CONDITION_INPLACE_READY, 'True', w.now);
+    expect(found(w, previous)).toEqual(['Drain']); // still the old container
+    w.kubeletSync('web-3'); // restarted on v2, not ready
+    expect(w.pod(3)!.status!.containerStatuses![0].ready).toBe(false);
+    expect(found(w, previous)).toEqual([]);
+    const opened = w.observation();
+    w.kubeletSync('web-3'); // ready on v2: Ready at once
+    expect(found(w, opened)).toEqual([]);
+  });
+
+  it('MaxUnavailable: a pod whose gate opened on its restart holds its budget slot until its state is gone — probe passed or not', async () => {
+    const w = await patched({ updateStrategy: { maxUnavailable: 1 } });
+    w.kubeletSync('web-3'); // restarted on v2, not ready
+    setCondition(w.pod(3)!, CONDITION_INPLACE_READY, 'True', w.now);
+    const previous = w.observation();
+    inPlace(w, 'web-2');
+    expect(found(w, previous)).toEqual(['MaxUnavailable']);
+    delete w.pod(2)!.metadata.annotations![ANNOTATION_INPLACE_STATE];
+    w.kubeletSync('web-3'); // probe passed, Ready; the state still on it
+    expect(w.pod(3)!.status!.conditions!.find((c) => c.type === 'Ready')?.status).toBe('True');
+    const ready = w.observation();
+    inPlace(w, 'web-2');
+    expect(found(w, ready)).toEqual(['MaxUnavailable']);
   });
 
   it('InPlaceDone: the state removed before the new container is ready', async () => {

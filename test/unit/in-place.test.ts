@@ -74,27 +74,86 @@ describe('in-place update of one pod', () => {
     expect(w.revisionOf(0)).toBe(v2);
     expect(gate(w, 0)).toMatchObject({ status: 'False', lastTransitionTime: '2025-01-01T00:00:00Z' });
 
-    // 3: not done until the kubelet restarted the container on the new image and it is ready
+    // 3a: nothing until the kubelet restarted the container on the new image; then the gate opens
+    // before its probe passes — the state stays, the deadline with it (requeue at startedAt + 600 s)
     expect(plan(w).actions).toEqual([]);
     expect(plan(w).requeueAfter).toBe(600);
     w.kubeletSync('web-0'); // restarted on v2, not ready yet
+    w.advance(2);
+    const opened = { kind: 'setInPlaceReady', status: 'True', reason: 'InPlaceUpdateRestarted', lastTransitionTime: '2025-01-01T00:00:12Z' };
+    expect(only(w)).toMatchObject(opened);
+    expect(chain(plan(w))).toEqual(['setInPlaceReady:web-0']);
+    expect(plan(w).requeueAfter).toBe(598);
+    expect(podReadiness(w.pod(0)!, w.now)).toEqual(plan(w).actions);
+    await w.reconcile();
+    expect(state(w, 0)).toMatchObject({ phase: 'Updating', revision: v2 });
+    expect(gate(w, 0)).toMatchObject({ status: 'True', reason: 'InPlaceUpdateRestarted' });
+    // ...and the pod counts as in its update: not Ready (the kubelet's Ready waits for the probe),
+    // not updated, still claimed
+    expect(w.pod(0)!.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('False');
     expect(plan(w).actions).toEqual([]);
-    w.kubeletSync('web-0'); // probe passes
-    w.advance(5);
-    // 4: finish and open the gate in one write — exactly what the readiness function decides from the pod;
-    // no Event per pod (the gate's message says it)
-    expect(only(w)).toMatchObject({ kind: 'finishInPlaceUpdate', revision: v2, durationSeconds: 15, gate: { status: 'True', reason: 'InPlaceUpdateDone', message: `update to ${v2} done in 15s` } });
+    expect(w.neoset.status).toMatchObject({ updatedReplicas: 0, currentUpdatePods: ['web-0'] });
+    w.kubeletSync('web-0'); // probe passes: the pod is Ready at once, its gate already open
+    expect(w.pod(0)!.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('True');
+    w.advance(3);
+    // 3b, 4: done -> the state goes, and the gate is told done (its transition time kept) in the same
+    // write — exactly what the readiness function decides from the pod; no Event per pod (the gate's
+    // message says it)
+    expect(only(w)).toMatchObject({
+      kind: 'finishInPlaceUpdate',
+      revision: v2,
+      durationSeconds: 15,
+      gate: { status: 'True', reason: 'InPlaceUpdateDone', message: `update to ${v2} done in 15s`, lastTransitionTime: '2025-01-01T00:00:12Z' },
+    });
     expect(only(w)).not.toHaveProperty('event');
     expect(chain(plan(w))).toEqual(['finishInPlaceUpdate:web-0']);
     expect(podReadiness(w.pod(0)!, w.now)).toEqual(plan(w).actions);
     await w.reconcile();
     expect(state(w, 0)).toBeNull();
-    expect(gate(w, 0)?.status).toBe('True');
-    w.kubeletSettle(1);
+    expect(gate(w, 0)).toMatchObject({ status: 'True', reason: 'InPlaceUpdateDone', lastTransitionTime: '2025-01-01T00:00:12Z' });
     await w.reconcile();
     expect(w.neoset.status).toMatchObject({ phase: 'Completed', currentRevision: v2, updatedReplicas: 1 });
     expect(v1).not.toBe(v2);
     expect(w.now - start).toBe(15_000);
+  });
+
+  it('the gate waits for every changed container to run its new image, restarted; a ready old container opens nothing', async () => {
+    const w = await settled({ replicas: 1 });
+    w.edit((s) => {
+      s.template.spec.containers = [s.template.spec.containers[0], { ...s.template.spec.containers[0], name: 'side' }];
+    });
+    await w.settle();
+    w.edit((s) => void s.template.spec.containers.forEach((c) => (c.image = 'nginx:v2')));
+    await w.reconcile(); // drain + patch
+    const cs = (name: string) => w.pod(0)!.status!.containerStatuses!.find((c) => c.name === name)!;
+    w.kubeletSync('web-0'); // both restarted on v2
+    const restartedOn = { ...cs('side') };
+    // the side container still reports its old image: no gate
+    Object.assign(cs('side'), { image: 'docker.io/library/nginx:v1' });
+    expect(podReadiness(w.pod(0)!, w.now)).toEqual([]);
+    // the new image but the old imageID and containerID: not restarted, no gate
+    Object.assign(cs('side'), { image: restartedOn.image, imageID: state(w, 0)!.previousImageIDs!.side, containerID: state(w, 0)!.previousContainerIDs!.side });
+    expect(podReadiness(w.pod(0)!, w.now)).toEqual([]);
+    // restarted, but not started yet (ContainerCreating): no gate
+    Object.assign(cs('side'), { ...restartedOn, started: false, state: { waiting: { reason: 'ContainerCreating' } } });
+    expect(podReadiness(w.pod(0)!, w.now)).toEqual([]);
+    Object.assign(cs('side'), restartedOn);
+    expect(steps(podReadiness(w.pod(0)!, w.now))).toEqual(['setInPlaceReady:web-0']);
+  });
+
+  it('a container that never becomes ready behind an open gate still fails by timeoutSeconds', async () => {
+    const { w } = await oneReplicaUpdating({ updateStrategy: { inPlaceUpdateStrategy: { timeoutSeconds: 60 } } });
+    await w.reconcile(); // drain + patch
+    w.kubeletSync('web-0'); // restarted on v2
+    await w.reconcile(); // the gate opens
+    expect(gate(w, 0)).toMatchObject({ status: 'True', reason: 'InPlaceUpdateRestarted' });
+    w.changePod('web-0', (pod) => void (pod.status!.containerStatuses![0].ready = false)); // its probe never passes
+    w.advance(59);
+    expect(plan(w)).toMatchObject({ actions: [], requeueAfter: 1 });
+    w.advance(1);
+    const p = plan(w);
+    expect(steps(p)).toEqual(['recordEvent:ProgressDeadlineExceeded']);
+    expect(p.status).toMatchObject({ phase: 'Failed', updatedReplicas: 0 });
   });
 
   it('the gate: a Draining pod whose gate was reopened (by hand, or a state NeoSet 0.1 wrote apart) is drained again, the grace counted anew', async () => {
@@ -143,7 +202,10 @@ describe('in-place update of one pod', () => {
     expect(condition('Ready').status).toBe('False');
     expect(condition('ContainersReady').status).toBe('True');
     expect(only(w).kind).toBe('finishInPlaceUpdate');
+    // restarted but ContainersReady False: the gate opens, the update is not done
     condition('ContainersReady').status = 'False';
+    expect(only(w)).toMatchObject({ kind: 'setInPlaceReady', status: 'True', reason: 'InPlaceUpdateRestarted' });
+    await w.reconcile();
     expect(plan(w).actions).toEqual([]);
   });
 

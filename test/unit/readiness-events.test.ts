@@ -99,6 +99,47 @@ describe('readiness: the Pod in the event is a hint', () => {
     expect(writes(r.sent)).toEqual([]);
   });
 
+  const updating: InPlaceState = { ...draining, phase: 'Updating', startedAt: '2025-01-01T00:00:40Z', targetImages: { main: 'nginx:2.0' }, previousImageIDs: { main: 'sha256:old' } };
+  const restarted = (o: { rv: string; gate?: 'True' | 'False' }) =>
+    pod({
+      state: updating,
+      gate: o.gate === 'True' ? { status: 'True', reason: 'InPlaceUpdateRestarted' } : { status: 'False', reason: 'InPlaceUpdateDraining' },
+      image: 'nginx:2.0',
+      imageID: 'sha256:new',
+      ready: false,
+      rv: o.rv,
+    });
+
+  it('a forged "restarted" event (new image and imageID, not ready) on a pod still on the old image opens no gate', async () => {
+    const stillOld = pod({ state: updating, gate: { status: 'False', reason: 'InPlaceUpdateDraining' }, image: 'nginx:2.0', imageID: 'sha256:old', ready: true, rv: '600' });
+    const r = await post(stillOld, restarted({ rv: '600' }));
+    expect(r).toMatchObject({ status: 200, body: '' });
+    expect(r.sent.map((s) => s.verb)).toEqual(['GET']);
+  });
+
+  it('a pod read restarted on its new image, not ready yet: the gate opens (pods/status, conditional on the read), the state stays', async () => {
+    const r = await post(restarted({ rv: '700' }), restarted({ rv: '650' }));
+    expect(r.status).toBe(200);
+    expect(r.sent.map((s) => s.verb)).toEqual(['GET', 'PATCH']);
+    expect(r.sent[1].path).toBe('/api/v1/namespaces/default/pods/web-2/status');
+    const body = r.sent[1].body as Pod;
+    expect(body.metadata.resourceVersion).toBe('700');
+    expect(body.metadata.annotations).toBeUndefined(); // the state annotation is not touched
+    expect(body.status!.conditions).toEqual([expect.objectContaining({ type: CONDITION_INPLACE_READY, status: 'True', reason: 'InPlaceUpdateRestarted' })]);
+  });
+
+  it('the open gate\'s own event (restarted, gate True, not ready) costs no request; once ready, the update finishes', async () => {
+    const open = restarted({ rv: '710', gate: 'True' });
+    expect((await post(open, open)).sent).toEqual([]);
+    const ready = structuredClone(open);
+    ready.status!.containerStatuses![0].ready = true;
+    const r = await post(ready, ready);
+    expect(r.sent.map((s) => s.verb)).toEqual(['GET', 'PATCH']);
+    const body = r.sent[1].body as Pod;
+    expect(body.metadata.annotations).toEqual({ [ANNOTATION_INPLACE_STATE]: null });
+    expect(body.status!.conditions).toEqual([expect.objectContaining({ status: 'True', reason: 'InPlaceUpdateDone', lastTransitionTime: '2025-01-01T00:00:00Z' })]);
+  });
+
   it('a pod that really needs its gate opened is written conditional on the resourceVersion read, not the event\'s', async () => {
     const started = pod({ rv: '700' });
     const stale = { ...structuredClone(started), metadata: { ...started.metadata, resourceVersion: '650' } };

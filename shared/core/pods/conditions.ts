@@ -52,12 +52,13 @@ export function isRunningAndReady(pod: Pod): boolean {
 export type ReadinessMode = 'Probe' | 'Ready';
 
 /**
- * §4.4 step 3 / §4.5 / §4.9: every changed container runs the target image — its normalized image equals the
- * target and the kubelet restarted it (imageID, or containerID, differs from the one recorded before
- * the patch) — and the readiness check passes: Probe, each changed container `ready`; Ready, the pod's
- * ContainersReady condition ([fix] not Ready: our own gate holds Ready False until we are done).
+ * §4.4 step 3 without its readiness check (§4.9 included): every changed container runs the target
+ * image — its normalized image equals the target and the kubelet restarted it (imageID, or
+ * containerID, differs from the one recorded before the patch) — and the resize is carried out.
+ * The moment the drain's traffic hold may end: from here the pod's Ready waits for the kubelet's
+ * own readiness of each container, since Pod Ready = every container ready AND every gate True.
  */
-export function inPlaceUpdateDone(pod: Pod, state: InPlaceState, mode: ReadinessMode): boolean {
+export function inPlaceRestarted(pod: Pod, state: InPlaceState): boolean {
   if (state.phase !== 'Updating' || pod.status?.phase !== 'Running') return false;
   for (const [name, target] of Object.entries(state.targetImages ?? {})) {
     const cs = containerStatus(pod, name);
@@ -67,12 +68,20 @@ export function inPlaceUpdateDone(pod: Pod, state: InPlaceState, mode: Readiness
       cs.imageID !== (state.previousImageIDs?.[name] ?? '') ||
       (Boolean(previousContainer) && Boolean(cs.containerID) && cs.containerID !== previousContainer);
     if (!restarted) return false;
-    if (mode === 'Probe' && !cs.ready) return false;
   }
-  // §4.9: the resize carried out, and each resized container ready again (RestartContainer restarts it).
-  if (!resizeDone(pod, state.targetResources)) return false;
-  if (mode === 'Probe' && Object.keys(state.targetResources ?? {}).some((name) => !containerStatus(pod, name)?.ready)) return false;
-  return mode === 'Probe' || podCondition(pod, 'ContainersReady')?.status === 'True';
+  return resizeDone(pod, state.targetResources);
+}
+
+/**
+ * §4.4 step 3 / §4.5: restarted on the new images (above) and the readiness check passes: Probe,
+ * each changed (and each resized: RestartContainer restarts it) container `ready`; Ready, the pod's
+ * ContainersReady condition ([fix] not Ready: the pod's Ready also waits for gates, ours included).
+ */
+export function inPlaceUpdateDone(pod: Pod, state: InPlaceState, mode: ReadinessMode): boolean {
+  if (!inPlaceRestarted(pod, state)) return false;
+  if (mode === 'Ready') return podCondition(pod, 'ContainersReady')?.status === 'True';
+  const changed = [...Object.keys(state.targetImages ?? {}), ...Object.keys(state.targetResources ?? {})];
+  return changed.every((name) => containerStatus(pod, name)?.ready === true);
 }
 
 /** The kubelet's view of each container before a patch: what step 3 compares against. */

@@ -1,11 +1,12 @@
-// The readiness function's duties (§2.2, §4.5): is a pod's in-place update really done (step 3), and
-// may its readiness gate open (step 4, or a new pod once it runs, §4.1)? Decided from the pod alone —
+// The readiness function's duties (§2.2, §4.5): may a pod's readiness gate open (its in-place update's
+// containers restarted on the new images, step 3a; or a new pod once it runs, §4.1), and is its
+// in-place update really done (step 3b, then step 4: the state goes)? Decided from the pod alone —
 // the readiness mode the update started under is recorded in its state annotation — so the readiness
 // function needs no read of the NeoSet. It asks this of the Pod in its event only to skip; what it
 // writes is asked again of the pod as read, each write conditional on that read's resourceVersion
 // (SPEC §2.0, shared/k8s/pod-readiness.ts). decide() takes its in-place ends from here too: one rule,
 // one home.
-import { inTerminalPhase, inPlaceGate, inPlaceUpdateDone, isRunningAndStarted, isTerminating } from '../pods/conditions.ts';
+import { inTerminalPhase, inPlaceGate, inPlaceRestarted, inPlaceUpdateDone, isRunningAndStarted, isTerminating } from '../pods/conditions.ts';
 import { objectRef, podRevision } from '../pods/identity.ts';
 import type { Pod } from '../objects.ts';
 import type { InPlaceState } from '../../api/inplace-state.ts';
@@ -15,17 +16,44 @@ import { gateTransitionTime } from './gate-time.ts';
 import { podInPlaceState } from '../pods/in-place-state.ts';
 
 export const REASON_DRAINING = 'InPlaceUpdateDraining';
+/** The gate's reason from the restart on the new images until the update is done (then InPlaceUpdateDone). */
+export const REASON_RESTARTED = 'InPlaceUpdateRestarted';
 
-/** The readiness duties for one pod now: finish a done update (its gate opening in the same write), or open a gate. */
+/**
+ * The readiness duties for one pod now: finish a done update (its gate opening in the same write when
+ * still closed), open the gate of an update whose containers restarted on the new images, or open a
+ * new pod's gate.
+ */
 export function podReadiness(pod: Pod, nowMs: number, fallbackMode: 'Probe' | 'Ready' = 'Probe'): Action[] {
   if (isTerminating(pod) || inTerminalPhase(pod)) return [];
   const state = podInPlaceState(pod);
-  if (state === null) {
-    const gate = openGate(pod, nowMs);
-    return gate ? [gate] : [];
-  }
-  if (!inPlaceUpdateDone(pod, state, state.readiness ?? fallbackMode)) return [];
-  return [finishInPlaceUpdate(pod, state, nowMs, false)];
+  const gate = state === null ? openGate(pod, nowMs) : null;
+  if (gate) return [gate];
+  if (state === null) return [];
+  if (inPlaceUpdateDone(pod, state, state.readiness ?? fallbackMode)) return [finishInPlaceUpdate(pod, state, nowMs, false)];
+  const restarted = openGateOnRestart(pod, state, nowMs);
+  return restarted ? [restarted] : [];
+}
+
+/**
+ * Step 3a: the changed containers run the new images (restarted, every container started), so the
+ * drain's traffic hold ends — the gate opens before their readiness probes pass. Safe because the pod's
+ * Ready is the kubelet's AND of every container's readiness and every gate: the pod rejoins the
+ * endpoints only once its probes pass, as it would after any container restart, and the kubelet's
+ * Ready no longer waits for one more write of ours after them. The state annotation stays (phase
+ * Updating): the pod counts as in an update — unavailable for the budget, not updated, not counted by
+ * a canary's analysis — until the update is done (step 3b), and the deadline (step 5) still runs.
+ */
+function openGateOnRestart(pod: Pod, state: InPlaceState, nowMs: number): Extract<Action, { kind: 'setInPlaceReady' }> | null {
+  if (inPlaceGate(pod)?.status === 'True' || !isRunningAndStarted(pod) || !inPlaceRestarted(pod, state)) return null;
+  return {
+    kind: 'setInPlaceReady',
+    pod: objectRef(pod.metadata),
+    status: 'True',
+    reason: REASON_RESTARTED,
+    message: `update to ${state.revision}: restarted on the new images, Ready waits for their readiness`,
+    lastTransitionTime: gateTransitionTime('True', 0, nowMs),
+  };
 }
 
 /** A pod with no update in flight whose gate is not open: a new pod once running (§4.1), or step 4b. */
@@ -46,7 +74,9 @@ export function openGate(pod: Pod, nowMs: number): Extract<Action, { kind: 'setI
 
 /**
  * Step 4 (or the end of an abandoned drain): the state annotation goes, and the gate opens in the same
- * write when the pod runs with its containers started (else openGate opens it later). durationSeconds
+ * write when the pod runs with its containers started (else openGate opens it later); a gate that
+ * opened on the restart (step 3a) is told done in the same write, its lastTransitionTime kept (its
+ * status does not change). durationSeconds
  * runs from drainStartedAt: the time the pod was out of service for the update, drain included — what
  * a user of the duration histogram wants to know. A done update records no Event: the gate's message
  * says it on the pod (one Event per pod would be most of a rollout's writes, SPEC §2.0).
@@ -54,10 +84,13 @@ export function openGate(pod: Pod, nowMs: number): Extract<Action, { kind: 'setI
 export function finishInPlaceUpdate(pod: Pod, state: InPlaceState, nowMs: number, aborted: boolean): Action {
   const name = pod.metadata.name;
   const durationSeconds = Math.max(0, (nowMs - toMs(state.drainStartedAt)) / 1000);
-  const opens = isRunningAndStarted(pod) && inPlaceGate(pod)?.status !== 'True';
+  const current = inPlaceGate(pod);
+  const openedOnRestart = !aborted && current?.status === 'True' && current.reason === REASON_RESTARTED;
+  const opens = openedOnRestart || (isRunningAndStarted(pod) && current?.status !== 'True');
+  const since = (openedOnRestart && current.lastTransitionTime) || gateTransitionTime('True', 0, nowMs);
   const gate: Gate = aborted
-    ? { status: 'True', reason: 'InPlaceUpdateAborted', message: `update to ${state.revision} abandoned before any change`, lastTransitionTime: gateTransitionTime('True', 0, nowMs) }
-    : { status: 'True', reason: 'InPlaceUpdateDone', message: `update to ${state.revision} done in ${Math.round(durationSeconds)}s`, lastTransitionTime: gateTransitionTime('True', 0, nowMs) };
+    ? { status: 'True', reason: 'InPlaceUpdateAborted', message: `update to ${state.revision} abandoned before any change`, lastTransitionTime: since }
+    : { status: 'True', reason: 'InPlaceUpdateDone', message: `update to ${state.revision} done in ${Math.round(durationSeconds)}s`, lastTransitionTime: since };
   return {
     kind: 'finishInPlaceUpdate',
     pod: objectRef(pod.metadata),

@@ -4,7 +4,8 @@
 // the resourceVersion the previous write returned (SPEC §2.0).
 //
 //   (no state) --markDraining (state + gate False, one write)--> Draining --> [gracePeriodSeconds]
-//       Draining --patchImages--> Updating --[done, §4.5]--> finishInPlaceUpdate (+ gate True) --> (no state)
+//       Draining --patchImages--> Updating --[restarted on the new images]--setInPlaceReady True--> Updating, gate True
+//       Updating --[done, §4.5]--> finishInPlaceUpdate (+ gate True, or told done) --> (no state)
 //       Updating --resizePod--> Updating                            (§4.9: cpu/memory through pods/resize,
 //                                                                    chained on the patch; refused -> resizeRefused)
 //       Updating, resize refused or PodResizePending Infeasible --> Failed (ResizeInfeasible) until re-targeted
@@ -16,7 +17,10 @@
 //   Draining, gate not False --setInPlaceReady False-->            (a gate someone else reopened)
 //
 // The grace period runs from the moment the gate became False (its lastTransitionTime), not from
-// the annotation write: that is when the pod left the Service endpoints.
+// the annotation write: that is when the pod left the Service endpoints. The gate opens again once
+// the changed containers run the new images, before their probes pass (readiness.ts, step 3a): the
+// kubelet's Ready waits for those; the state stays until done, so the pod counts as in its update
+// (the budget, the status, a canary) and the deadline runs until then.
 import type { Rollout } from '../target.ts';
 import { ANNOTATION_INPLACE_STATE, ANNOTATION_RESTART_BASE } from '../../api/names.ts';
 import { restartBase } from '../canary/restarts.ts';
@@ -85,12 +89,15 @@ export function inFlightStep(o: Rollout, v: ObservedPod, wake: Wakeups): PodStep
   // 2b (§4.9): the resize the image patch recorded, or why it cannot be done (resize/step.ts).
   const resize = resizeStep(v.pod, v.ref, state);
   if (resize) return resize;
-  // 3. Done (§4.5) -> 4. remove the state; the gate opens in the next decision.
-  const done = podReadiness(v.pod, o.nowMs, strategy.readiness);
-  if (done.length > 0) return step(done[0]);
+  // 3b. Done (§4.5) -> 4. remove the state (the gate opens, or is told done, in the same write).
+  // 3a. Restarted on the new images, not yet ready: the gate opens, the state stays.
+  const [duty] = podReadiness(v.pod, o.nowMs, strategy.readiness);
+  if (duty?.kind === 'finishInPlaceUpdate') return step(duty);
+  const gate = duty ?? null;
   // 5. The deadline restarts when pause was toggled since the patch (its condition flipped after
-  // startedAt): that is the user's "retry". A template change re-targets (above); a scale, an HPA or
-  // a promote changes nothing here, so under their churn a stuck update still reaches Failed.
+  // startedAt): that is the user's "retry" (the gate, if due, follows in the chain). A template change
+  // re-targets (above); a scale, an HPA or a promote changes nothing here, so under their churn a
+  // stuck update still reaches Failed — an open gate included: it waits on the same deadline.
   if (pauseToggledSince(o, state.startedAt)) {
     return step({
       kind: 'restartDeadline',
@@ -102,10 +109,10 @@ export function inFlightStep(o: Rollout, v: ObservedPod, wake: Wakeups): PodStep
   const deadline = toMs(state.startedAt) + strategy.timeoutSeconds * 1000;
   if (o.nowMs >= deadline) {
     const message = `pod ${v.name}: in-place update to ${state.revision} not done within ${strategy.timeoutSeconds}s`;
-    return { action: null, failure: { reason: 'ProgressDeadlineExceeded', message, key: `deadline-exceeded/${v.name}/${state.startedAt}` } };
+    return { action: gate, failure: { reason: 'ProgressDeadlineExceeded', message, key: `deadline-exceeded/${v.name}/${state.startedAt}` } };
   }
   wake.at(deadline);
-  return none;
+  return gate ? step(gate) : none;
 }
 
 /** A new updateRevision while the pod is on its way to another: Draining again toward it, drainStartedAt kept. */
