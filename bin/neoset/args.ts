@@ -20,7 +20,7 @@ export type Command =
   | { name: 'get'; neoset?: string }
   | { name: 'status'; neoset: string; watch: boolean; timeoutMs: number }
   | { name: 'history'; neoset: string; revision?: number }
-  | { name: 'undo'; neoset: string; toRevision?: number }
+  | { name: 'undo'; neoset: string; toRevision?: number; dryRun: boolean; acceptDataFormatDowngrade: boolean }
   | { name: 'pause'; neoset: string }
   | { name: 'resume'; neoset: string }
   | { name: 'promote'; neoset: string; full: boolean }
@@ -47,6 +47,8 @@ const OPTIONS = {
   'read-only': { type: 'boolean' },
   client: { type: 'boolean' },
   'function-url': { type: 'string', multiple: true },
+  'dry-run': { type: 'boolean' },
+  'accept-data-format-downgrade': { type: 'boolean' },
 } as const;
 type Flag = keyof typeof OPTIONS;
 const GLOBAL_FLAGS: Flag[] = ['help', 'kubeconfig', 'context', 'namespace'];
@@ -56,7 +58,7 @@ export const COMMANDS: Record<string, { name: Command['name']; nameRequired: boo
   get: { name: 'get', nameRequired: false, flags: [] },
   'rollout status': { name: 'status', nameRequired: true, flags: ['watch', 'timeout'] },
   'rollout history': { name: 'history', nameRequired: true, flags: ['revision'] },
-  'rollout undo': { name: 'undo', nameRequired: true, flags: ['to-revision'] },
+  'rollout undo': { name: 'undo', nameRequired: true, flags: ['to-revision', 'dry-run', 'accept-data-format-downgrade'] },
   'rollout pause': { name: 'pause', nameRequired: true, flags: [] },
   'rollout resume': { name: 'resume', nameRequired: true, flags: [] },
   'rollout promote': { name: 'promote', nameRequired: true, flags: ['full'] },
@@ -121,7 +123,7 @@ function command(name: Command['name'], neoset: string | undefined, values: Valu
     case 'undo': {
       // kubectl's --to-revision=0 means "the previous revision", as leaving it out does.
       const to = values['to-revision'] === undefined ? 0 : revisionNumber('--to-revision', values['to-revision'], 0);
-      return { name, neoset: n, toRevision: to === 0 ? undefined : to };
+      return { name, neoset: n, toRevision: to === 0 ? undefined : to, dryRun: values['dry-run'] ?? false, acceptDataFormatDowngrade: values['accept-data-format-downgrade'] ?? false };
     }
     case 'promote':
       return { name, neoset: n, full: values.full ?? false };
@@ -158,7 +160,14 @@ function normalizeFlags(argv: string[]): string[] {
       out.push('-n', arg.slice(3));
       continue;
     }
-    const m = /^(--(?:watch|full|help|all-namespaces|read-only|client)|-w|-h|-A)=(.*)$/.exec(arg);
+    // kubectl's --dry-run=server|none; the plugin's dry run is always the server's (admission answers).
+    const dry = /^--dry-run=(server|none)$/.exec(arg);
+    if (dry) {
+      out.push(dry[1] === 'server' ? '--dry-run' : '--no-dry-run');
+      continue;
+    }
+    if (arg === '--dry-run=client') throw usageError('--dry-run=client is not supported: use --dry-run=server (admission judges the rollback)');
+    const m = /^(--(?:watch|full|help|all-namespaces|read-only|client|dry-run|accept-data-format-downgrade)|-w|-h|-A)=(.*)$/.exec(arg);
     if (!m) {
       out.push(arg);
       continue;

@@ -127,9 +127,10 @@ change. The status is read once a second.`,
     usage: 'kubectl neoset rollout status NAME [options]',
   },
   'rollout history': {
-    about: `View the revision history: each revision's number, images, change-cause (the
-kubernetes.io/change-cause annotation), and which revision is current (stable) and which is the
-update revision. With --revision, print that revision's pod template.`,
+    about: `View the revision history: each revision's number, images, data format (the template's
+neo.io/data-format annotation), change-cause (the kubernetes.io/change-cause annotation), and which
+revision is current (stable) and which is the update revision. With --revision, print that
+revision's pod template.`,
     examples: `  kubectl neoset rollout history mysql
   kubectl neoset rollout history mysql --revision=2`,
     options: `  --revision=0: Print the pod template of this revision.`,
@@ -138,13 +139,30 @@ update revision. With --revision, print that revision's pod template.`,
   'rollout undo': {
     about: `Roll back to a previous revision: write its pod template into spec.template (and its
 change-cause into the NeoSet's annotation). The controller reuses that revision and patches the
-pods back in place. Says so, and changes nothing, when the template is already there.`,
+pods back in place. Says so, and changes nothing, when the template is already there.
+
+In place keeps the pods' volumes. When the revision's template declares a lower data format
+(annotation neo.io/data-format) than one the pods ran, admission refuses the rollback, naming both
+formats and the pods, unless the NeoSet carries the acknowledgement of exactly that downgrade
+(annotation neoset.neo.io/data-format-downgrade: "FROM->TO"), which
+--accept-data-format-downgrade sets in the same write. An undo without it removes an earlier one.`,
     examples: `  # Back to the revision before the current template
   kubectl neoset rollout undo mysql
 
   # Back to revision 1
-  kubectl neoset rollout undo mysql --to-revision=1`,
-    options: `  --to-revision=0: The revision to roll back to; 0 means the previous one.`,
+  kubectl neoset rollout undo mysql --to-revision=1
+
+  # What it would do: template, images, data format, each pod, and admission's answer
+  kubectl neoset rollout undo mysql --to-revision=1 --dry-run
+
+  # Back to a revision that writes an older data format, knowing the volumes hold a newer one
+  kubectl neoset rollout undo mysql --to-revision=1 --accept-data-format-downgrade`,
+    options: `  --to-revision=0: The revision to roll back to; 0 means the previous one.
+  --dry-run=false: Print what the rollback would do and send it with dryRun=All (server side:
+      admission judges it), changing nothing; exit 3 when it would be refused. --dry-run=server
+      is the same, --dry-run=none is no dry run.
+  --accept-data-format-downgrade=false: Accept that the revision writes a lower data format than
+      the pods ran: set neoset.neo.io/data-format-downgrade: "FROM->TO" in the same write.`,
     usage: 'kubectl neoset rollout undo NAME [options]',
   },
   'rollout pause': {

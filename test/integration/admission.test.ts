@@ -3,7 +3,7 @@
 // carrying a generated CA, and every case goes through the real `kubectl apply`.
 // The server runs as a child process from its real entry point (functions/admission/server.ts),
 // configured by environment variables like in production, with the real dry-run against this cluster.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,10 +11,10 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NeoSetSpec } from '../../shared/api/neoset.ts';
 import { createCa, issueServingCert } from '../../dev/cluster/certs.ts';
-import { createTestNamespace, kubeconfigPath, kubectl, type TestNamespace } from '../cluster/harness.ts';
+import { createTestNamespace, kubectl, type TestNamespace } from '../cluster/harness.ts';
+import { startAdmissionProcess } from '../cluster/admission-process.ts';
 import { CASE_ENV, DEFAULT_UPDATE_STRATEGY, INVALID_CASES, validNeoSet } from '../unit/admission-cases.ts';
 
-const SERVER_ENTRY = new URL('../../functions/admission/server.ts', import.meta.url).pathname;
 const VALIDATE = 'validate.neosets.neo.io';
 
 let ns: TestNamespace;
@@ -46,26 +46,10 @@ async function webhookConfigurations(caPem: string): Promise<string> {
     .join('---\n');
 }
 
-function startServer(certFile: string, keyFile: string): Promise<number> {
-  server = spawn(process.execPath, [SERVER_ENTRY], {
-    env: { ...process.env, ...CASE_ENV, PORT: '0', HOST: '127.0.0.1', TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile, KUBECONFIG: kubeconfigPath(), LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let buffer = '';
-    server.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      buffer += chunk;
-      const lines = buffer.split('\n');
-      buffer = lines.pop()!;
-      for (const line of lines) {
-        logLines.push(line);
-        const entry = JSON.parse(line);
-        if (entry.msg === 'listening') resolve(entry.port);
-      }
-    });
-    server.stderr!.setEncoding('utf8').on('data', (chunk: string) => logLines.push(chunk));
-    server.once('exit', (code) => reject(new Error(`admission server exited with ${code}:\n${logLines.join('\n')}`)));
-  });
+async function startServer(certFile: string, keyFile: string): Promise<number> {
+  const started = await startAdmissionProcess({ ...CASE_ENV, TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile }, logLines);
+  server = started.child;
+  return started.port;
 }
 
 const apply = (object: unknown) => kubectl(['apply', '-n', ns.name, '-f', '-'], { input: JSON.stringify(object) });

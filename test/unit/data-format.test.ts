@@ -5,11 +5,13 @@ import pino from 'pino';
 import { createApp } from '../../functions/admission/app.ts';
 import { apiReadFormatsRan } from '../../functions/admission/data-format.ts';
 import { limitsFromEnv } from '../../shared/admission/limits.ts';
-import { dataFormatOf, downgradeOf, formatsRan, parseDowngrade, type FormatsRanInput } from '../../shared/core/revisions/data-format.ts';
+import { dataFormatOf, downgradeOf, formatsRan, parseDowngrade, revisionFormat, type FormatsRanInput } from '../../shared/core/revisions/data-format.ts';
 import { ApiError, type KubeClient } from '../../shared/k8s/client.ts';
 import { CASE_ENV, validNeoSet } from './admission-cases.ts';
 import { post, review, stubDryRun } from './admission-review.ts';
 import { NeoSet } from '../../shared/api/neoset.ts';
+import { formatUndoDryRun } from '../../bin/neoset/undo-view.ts';
+import { neoset as fixtureNeoSet, revision } from './plugin-fixtures.ts';
 
 const FORMAT = 'neo.io/data-format';
 const ACK = 'neoset.neo.io/data-format-downgrade';
@@ -199,5 +201,46 @@ describe('apiReadFormatsRan', () => {
       'GET /api/v1/namespaces/ns/pods {"labelSelector":"neoset.neo.io/name=db","limit":500}',
       'GET /apis/apps/v1/namespaces/ns/controllerrevisions {"labelSelector":"neoset.neo.io/name=db","limit":500}',
     ]);
+  });
+});
+
+// --- the plugin's `rollout undo --dry-run` report ------------------------------------------------------
+
+describe('formatUndoDryRun', () => {
+  const rev = (n: number, image: string, format?: string) => {
+    const r = revision(n, image);
+    if (format !== undefined) (r.data.spec.template as { metadata: Record<string, unknown> }).metadata.annotations = { [FORMAT]: format };
+    return r;
+  };
+  const revs = [rev(1, 'mysql:8.0', '2'), rev(2, 'mysql:8.4', '3'), rev(3, 'mysql:8.4-debug', '3')];
+  const pods = [
+    { name: 'mysql-0', revision: 'mysql-rev1' },
+    { name: 'mysql-1', revision: 'mysql-rev2' },
+    { name: 'mysql-2', revision: 'mysql-rev2' },
+  ];
+  const n = fixtureNeoSet({ replicas: 3, image: 'mysql:8.4', status: { currentRevision: 'mysql-rev1', updateRevision: 'mysql-rev2' }, updateStrategy: { partition: 0 } });
+  const ran = formatsRan({ pods, revisions: revs.map(revisionFormat), currentRevision: 'mysql-rev1', updateRevision: 'mysql-rev2' });
+
+  it('names the revision, images, the downgrade, each pod\'s fate and admission\'s answer', () => {
+    expect(formatUndoDryRun({ neoset: n, target: revs[0], revisions: revs, pods, ran, downgrade: { from: 3, to: 2 }, refusal: 'admission webhook "validate.neosets.neo.io" denied the request: …' })).toBe(
+      [
+        'neoset.neo.io/mysql rollback to revision 1 (server dry run):',
+        '  Template:     revision 1 (mysql-rev1)',
+        '  Images:       main=mysql:8.0 (now main=mysql:8.4)',
+        '  Data format:  "3" (pods mysql-1, mysql-2 ran (revision 2)) -> "2": a DOWNGRADE; their volumes are kept, not accepted (--accept-data-format-downgrade sets neoset.neo.io/data-format-downgrade: "3->2")',
+        '  Pods:         mysql-2, mysql-1 patched in place from revision 2; mysql-0 already on revision 1',
+        '  Admission:    would refuse it: admission webhook "validate.neosets.neo.io" denied the request: …',
+      ].join('\n'),
+    );
+  });
+
+  it('says an accepted downgrade, no downgrade, and pods held back by the partition or recreated', () => {
+    const accepted = formatUndoDryRun({ neoset: n, target: revs[0], revisions: revs, pods, ran, downgrade: { from: 3, to: 2 }, acknowledged: '3->2', refusal: null });
+    expect(accepted).toContain('a DOWNGRADE; their volumes are kept, accepted (annotation neoset.neo.io/data-format-downgrade: "3->2")');
+    expect(accepted).toContain('  Admission:    would allow it');
+    const partitioned = fixtureNeoSet({ replicas: 3, image: 'mysql:8.0', updateStrategy: { partition: 2, type: 'ReCreate' } });
+    const up = formatUndoDryRun({ neoset: partitioned, target: revs[2], revisions: revs, pods, ran, downgrade: null, refusal: null });
+    expect(up).toContain('  Data format:  "3" (pods mysql-1, mysql-2 ran (revision 2)) -> "3"\n');
+    expect(up).toContain('  Pods:         mysql-2 recreated from revision 2; mysql-1, mysql-0 held back by partition 2');
   });
 });

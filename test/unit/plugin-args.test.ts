@@ -34,7 +34,11 @@ describe('parseInvocation', () => {
     expect(parse('rollout undo neoset mysql')).toMatchObject({ command: { name: 'undo', neoset: 'mysql' } });
     expect(parse('rollout status neo')).toMatchObject({ command: { name: 'status', neoset: 'neo' } });
     expect(parse('rollout undo mysql --to-revision=1')).toMatchObject({ command: { name: 'undo', toRevision: 1 } });
-    expect(parse('rollout undo mysql --to-revision=0')).toMatchObject({ command: { name: 'undo', toRevision: undefined } });
+    expect(parse('rollout undo mysql --to-revision=0')).toMatchObject({ command: { name: 'undo', toRevision: undefined, dryRun: false, acceptDataFormatDowngrade: false } });
+    // SPEC §4.7: the dry run (kubectl's --dry-run=server spelling too) and the acknowledgement.
+    for (const flag of ['--dry-run', '--dry-run=server', '--dry-run=true']) expect(parse(`rollout undo mysql ${flag}`), flag).toMatchObject({ command: { dryRun: true } });
+    expect(parse('rollout undo mysql --dry-run=none')).toMatchObject({ command: { dryRun: false } });
+    expect(parse('rollout undo mysql --accept-data-format-downgrade')).toMatchObject({ command: { dryRun: false, acceptDataFormatDowngrade: true } });
     expect(parse('rollout pause mysql')).toMatchObject({ command: { name: 'pause', neoset: 'mysql' } });
     expect(parse('rollout resume mysql')).toMatchObject({ command: { name: 'resume', neoset: 'mysql' } });
     expect(parse('rollout promote mysql')).toMatchObject({ command: { name: 'promote', full: false } });
@@ -74,6 +78,9 @@ describe('parseInvocation', () => {
     ['rollout history mysql --revision=0', /invalid value "0" for --revision/],
     ['rollout history mysql --revision=two', /invalid value "two" for --revision/],
     ['rollout undo mysql --to-revision=-1', /invalid value "-1" for --to-revision/],
+    ['rollout undo mysql --dry-run=client', /--dry-run=client is not supported: use --dry-run=server/],
+    ['rollout undo mysql --dry-run=maybe', /invalid value "maybe" for --dry-run/],
+    ['rollout pause mysql --accept-data-format-downgrade', /unknown flag --accept-data-format-downgrade/],
     ['get --bogus', /unknown flag: --bogus/],
     ['get -n Bad_NS', /invalid --namespace "Bad_NS"/],
     ['get -n a.b', /invalid --namespace "a.b"/],

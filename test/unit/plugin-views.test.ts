@@ -53,14 +53,16 @@ describe('get', () => {
 describe('history', () => {
   const n = neoset({ image: 'mysql:8.1', status: { currentRevision: 'mysql-rev1', updateRevision: 'mysql-rev2' } });
   const revs = [revision(1, 'mysql:8.0'), revision(2, 'mysql:8.1', 'canary of 8.1')];
+  // Revision 2 declares the data format it writes (SPEC §4.7); revision 1 declares none.
+  (revs[1].data.spec.template as { metadata: Record<string, unknown> }).metadata.annotations = { 'neo.io/data-format': '3' };
 
-  it('lists number, name, current/update, images and change-cause', () => {
+  it('lists number, name, current/update, images, data format and change-cause', () => {
     expect(formatHistory(n, revs)).toBe(
       [
         'neoset.neo.io/mysql',
-        'REVISION   NAME         STATUS    IMAGES           CHANGE-CAUSE',
-        '1          mysql-rev1   current   main=mysql:8.0   <none>',
-        '2          mysql-rev2   update    main=mysql:8.1   canary of 8.1',
+        'REVISION   NAME         STATUS    IMAGES           DATA-FORMAT   CHANGE-CAUSE',
+        '1          mysql-rev1   current   main=mysql:8.0   <none>        <none>',
+        '2          mysql-rev2   update    main=mysql:8.1   3             canary of 8.1',
         '',
       ].join('\n'),
     );
@@ -74,11 +76,14 @@ describe('history', () => {
         'neoset.neo.io/mysql with revision #2 (update)',
         'Name:         mysql-rev2',
         'Images:       main=mysql:8.1',
+        'Data format:  3',
         'Change-cause: canary of 8.1',
         'Pod Template:',
         '  metadata:',
         '    labels:',
         '      app: mysql',
+        '    annotations:',
+        '      neo.io/data-format: "3"',
         '  spec:',
         '    containers:',
         '      - name: main',
