@@ -80,3 +80,21 @@ export function createOwner(client: KubeClient, namespace: string, neoset: strin
     },
   };
 }
+
+/**
+ * Guards the pods every `intervalMs` (a round's error is reported, the next round tries again) until
+ * the returned stop(), which waits for the round in flight.
+ */
+export function guardEvery(owner: Owner, intervalMs: number, onError: (err: Error) => void = () => {}): () => Promise<void> {
+  let guarding = true;
+  const loop = (async () => {
+    while (guarding) {
+      await owner.guard().catch(onError);
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  })();
+  return async () => {
+    guarding = false;
+    await loop;
+  };
+}

@@ -4,7 +4,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { serve } from '@hono/node-server';
 import { createKubeClient } from '../../shared/k8s/client.ts';
 import { createHookApp } from './function.ts';
-import { createOwner } from './owner.ts';
+import { createOwner, guardEvery } from './owner.ts';
 
 const kc = new KubeConfig();
 kc.loadFromDefault();
@@ -13,6 +13,4 @@ const owner = createOwner(createKubeClient(kc), namespace, process.env.NEOSET ??
 const log = (line: string) => process.stdout.write(`[hook owner] ${line}\n`);
 const port = Number(process.env.PORT ?? 8090);
 serve({ fetch: createHookApp(owner, log).fetch, port, hostname: '127.0.0.1' }, () => log(`listening on http://127.0.0.1:${port}/`));
-const guard = () => owner.guard().catch((err: Error) => log(`guard: ${err.message}`));
-setInterval(guard, 2000);
-void guard();
+guardEvery(owner, 2000, (err) => log(`guard: ${err.message}`));

@@ -5,9 +5,9 @@
 // it checks (availability, revision resolution, the rescue flag the core writes about itself) would
 // miss exactly that code's bugs. shared/api/ is the API (schema defaults, label names), not the core.
 //
-// Every state: state.ts. Between two states: update-claims.ts (what a status claims, §2.0), starts.ts (budget, rescue, pause, partition of starts),
+// Every state: state.ts. Between two states: update-claims.ts (what a status claims, §2.0), starts.ts (budget, rescue, pause, partition of starts; priority.ts: their order),
 // revision-steps.ts (partition of landings, re-targets, new pods' revisions, currentRevision),
-// scaling-steps.ts (OrderedReady, claims), in-place-steps.ts (drain, done, terminating pods),
+// scaling-steps.ts (OrderedReady, claims, the scale budget), in-place-steps.ts (drain, done, terminating pods),
 // canary.ts (the steps' partition, step progress, abort; §4.11).
 import { canaryInvariants } from './canary.ts';
 import { claimInvariants } from './update-claims.ts';

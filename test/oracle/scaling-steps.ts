@@ -7,6 +7,11 @@
 //                   whenDeleted says (the NeoSet a plain owner under Delete, nobody under Retain); a
 //                   condemned pod under whenScaled=Delete owns its claims when it is deleted, so the
 //                   garbage collector takes them with it (StatefulSet retention semantics).
+//   ScaleBudget     §4.12 (OpenKruise scaleStrategy.maxUnavailable), Parallel: the pods created (and
+//                   not yet Ready) plus the pods 0..replicas-1 not Running and Ready in both states fit
+//                   in the budget (the larger of the two states'; an integer, or a percentage of
+//                   replicas rounded down, at least 1). Pods that failed between the states may leave
+//                   more not Ready, but then nothing may be created.
 import { KIND } from '../../shared/api/names.ts';
 import { claimName } from './state.ts';
 import type { Report } from './types.ts';
@@ -19,6 +24,7 @@ export function scalingInvariants(prev: View, now: View, report: Report): void {
     scaledDownInOrder(prev, now, report);
   }
   for (const p of created) if (p.ordinal < now.replicas) claimsOnCreate(now, p, report);
+  if (created.length > 0) scaleBudget(prev, now, created, report);
   const condemned = Math.max(prev.replicas, now.replicas);
   for (const p of now.pods) {
     const before = prev.byUid.get(p.uid);
@@ -80,5 +86,34 @@ function claimsOnScaleDown(now: View, p: PodFacts, report: Report): void {
     if (pvc && !(pvc.metadata.ownerReferences ?? []).some((r) => r.kind === 'Pod' && r.uid === p.uid)) {
       report('ClaimOwnership', `pod ${p.name} scaled down (whenScaled=Delete) before it owned its claim`, name);
     }
+  }
+}
+
+/** The scale budget a state's spec sets, or null for none (absent, or OrderedReady). */
+function scaleBudgetOf(v: View): number | null {
+  const value = v.neoset.spec.scaleStrategy?.maxUnavailable;
+  if (value === undefined || v.neoset.spec.podManagementPolicy !== 'Parallel') return null;
+  const text = String(value).trim();
+  const n = text.endsWith('%') ? Math.floor((Number.parseInt(text, 10) * v.replicas) / 100) : Number.parseInt(text, 10);
+  return Number.isFinite(n) && n >= 1 ? n : 1;
+}
+
+function scaleBudget(prev: View, now: View, created: PodFacts[], report: Report): void {
+  const [a, b] = [scaleBudgetOf(prev), scaleBudgetOf(now)];
+  if (a === null || b === null) return;
+  const range = Math.min(prev.replicas, now.replicas);
+  const createdUids = new Set(created.map((p) => p.uid));
+  const notReady = (v: View, i: number) => {
+    const p = v.byOrdinal.get(i);
+    return p !== undefined && !createdUids.has(p.uid) && !p.runningAndReady;
+  };
+  const both: number[] = [];
+  for (let i = 0; i < range; i++) if (notReady(prev, i) && notReady(now, i)) both.push(i);
+  // Every created pod was in range of the spec it was created under; one already Ready by now may
+  // have freed its slot for another (states sampled further apart than one decision).
+  const counted = created.filter((p) => !p.runningAndReady);
+  const max = Math.max(a, b);
+  if (counted.length > 0 && both.length + counted.length > max) {
+    report('ScaleBudget', `${both.length + counted.length} pods not Ready (ordinals [${both.join(', ')}] already, created ${counted.map((p) => p.name).join(', ')}) > scaleStrategy.maxUnavailable ${max}`);
   }
 }

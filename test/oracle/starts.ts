@@ -16,10 +16,12 @@
 //                   excess is starts on pods that were unavailable and yet are no rescue (§4.4 revised: a Pending pod on
 //                   currentRevision, a Ready pod inside minReadySeconds): a false rescue, named as such,
 //                   because that is the mistake to look for, not an arithmetic slip in the budget.
+//   Priority        the unclaimed starts in update order (§4.12): priority.ts.
 //
 // Rescue-eligible (§4.4 "Rescue [revised, v0.2]"): in the previous state the pod is not Ready and its
 // revision is neither currentRevision nor updateRevision of either state — a pod stuck on an
 // abandoned revision. Derived from the pods themselves, never from a flag the checked code writes.
+import { priorityInvariants } from './priority.ts';
 import { claimed } from './update-claims.ts';
 import type { Report } from './types.ts';
 import { inHooks, type PodFacts, type View } from './view.ts';
@@ -46,6 +48,7 @@ export function startInvariants(prev: View, now: View, report: Report): void {
   const partition = Math.min(prev.partition, now.partition);
   for (const p of unclaimed.filter((s) => s.ordinal < partition)) report('Partition', `update started on ordinal ${p.ordinal} < partition ${partition}`, p.name);
   budget(prev, now, started, report);
+  priorityInvariants(prev, now, unclaimed, report);
 }
 
 function budget(prev: View, now: View, started: PodFacts[], report: Report): void {

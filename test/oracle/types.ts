@@ -26,6 +26,8 @@ export type Invariant =
   | 'ClaimOwnership'
   | 'MaxUnavailable'
   | 'Rescue'
+  | 'Priority'
+  | 'ScaleBudget'
   | 'Pause'
   | 'Partition'
   | 'Retarget'

@@ -40,7 +40,16 @@ const edit = fc.oneof(
   }),
   // §4.11: canary steps set, changed or removed; with maxRestarts and/or a Prometheus analysis.
   fc.record({ k: fc.constant('canary' as const), steps: fc.nat(CANARY_STEPS.length), maxRestarts: fc.boolean(), prometheus: fc.boolean() }),
+  // §4.12: update priority set, changed or removed; the scale budget (Parallel).
+  fc.record({ k: fc.constant('priority' as const), kind: fc.constantFrom('none' as const, 'weights' as const, 'order' as const) }),
+  fc.record({ k: fc.constant('scaleBudget' as const), value: fc.constantFrom<number | string | undefined>(undefined, 1, 2, '50%') }),
 );
+/** §4.12: the priority strategies the property test picks from; pods get role and rank labels ('label' command). */
+const PRIORITY = {
+  none: undefined,
+  weights: { weightPriority: [{ weight: 100, matchSelector: { matchLabels: { role: 'replica' } } }, { weight: 30, matchSelector: { matchExpressions: [{ key: 'rank', operator: 'Exists' as const }] } }] },
+  order: { orderPriority: [{ orderedKey: 'rank' }, { orderedKey: 'role' }] },
+};
 const command = fc.oneof(
   // reconcile, then one kubelet sync of every pod: the common case, which makes rollouts progress
   { weight: 12, arbitrary: fc.constant({ k: 'tick' as const }) },
@@ -55,6 +64,8 @@ const command = fc.oneof(
   { weight: 5, arbitrary: fc.record({ k: fc.constant('edit' as const), edit }) },
   // §4.10: the hook owner answers for one pod (late, or — when it never comes — HookTimeout).
   { weight: 3, arbitrary: fc.record({ k: fc.constant('owner' as const), pod: ordinal }) },
+  // §4.12: someone (a failover, an operator) labels a pod: role primary/replica, a rank, or neither.
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('label' as const), pod: ordinal, role: fc.constantFrom('primary', 'replica', undefined), rank: fc.option(fc.nat(12)) }) },
   // §4.9: what the kubelet says of a pending resize from now on (Deferred waits, Infeasible fails).
   { weight: 1, arbitrary: fc.record({ k: fc.constant('resizeVerdict' as const), verdict: fc.constantFrom('Fits' as const, 'Deferred' as const, 'Infeasible' as const) }) },
   // §4.11: the plugin's canary commands (status.canary writes), and a reconcile with a Prometheus measurement.
@@ -79,6 +90,8 @@ const setup = fc.record({
   revisionHistoryLimit: fc.constantFrom(0, 2, 10),
   resources: fc.boolean(),
   hooks: fc.constantFrom('none' as const, 'pre' as const, 'both' as const),
+  priority: fc.constantFrom('none' as const, 'weights' as const, 'order' as const),
+  scaleBudget: fc.constantFrom<number | string | undefined>(undefined, undefined, 1, 2, '50%'),
 });
 
 type Command = typeof command extends fc.Arbitrary<infer T> ? T : never;
@@ -105,7 +118,20 @@ function build(s: Setup): World {
     w.edit((spec) => void (spec.lifecycle = s.hooks === 'pre' ? { preUpdate: hook } : { preUpdate: hook, postUpdate: hook }));
   }
   if (s.resources) setResources(w, '100m', 'NotRequired');
+  setPeers(w, { k: 'priority', kind: s.priority });
+  setPeers(w, { k: 'scaleBudget', value: s.scaleBudget });
   return w;
+}
+
+/** §4.12: spec.updateStrategy.priorityStrategy and spec.scaleStrategy (absent when not set). */
+function setPeers(w: World, e: Extract<Edit, { k: 'priority' | 'scaleBudget' }>): void {
+  w.edit((s) => {
+    if (e.k === 'priority') {
+      if (PRIORITY[e.kind]) s.updateStrategy.priorityStrategy = structuredClone(PRIORITY[e.kind]);
+      else delete s.updateStrategy.priorityStrategy;
+    } else if (e.value === undefined) delete s.scaleStrategy;
+    else s.scaleStrategy = { maxUnavailable: e.value };
+  });
 }
 
 /** §4.9: the first container's cpu (Burstable), or requests = limits (Guaranteed). */
@@ -140,6 +166,9 @@ function applyEdit(w: World, e: Edit): void {
       return w.edit((s) => void (s.updateStrategy.maxUnavailable = e.value));
     case 'resources':
       return setResources(w, e.cpu, e.policy);
+    case 'priority':
+    case 'scaleBudget':
+      return setPeers(w, e);
     case 'canary':
       return w.edit((s) => {
         if (e.steps === CANARY_STEPS.length) return void delete s.updateStrategy.canary;
@@ -175,6 +204,14 @@ async function step(w: World, c: Command, state: WorldObservation): Promise<void
       return applyEdit(w, c.edit);
     case 'owner':
       return w.hookOwner(name(c.pod));
+    case 'label':
+      return w.changePod(name(c.pod), (pod) => {
+        const labels = (pod.metadata.labels ??= {});
+        for (const [key, value] of [['role', c.role], ['rank', c.rank === null ? undefined : `r-${c.rank}`]] as const) {
+          if (value === undefined) delete labels[key];
+          else labels[key] = value;
+        }
+      });
     case 'resizeVerdict':
       w.resizeVerdict = c.verdict === 'Fits' ? undefined : () => c.verdict;
       return;
