@@ -2,6 +2,7 @@
 // applied). Each rule returns issues naming the field path and the limit; nothing throws.
 import type { NeoSet } from '../api/neoset.ts';
 import { canaryIssues } from './canary.ts';
+import { claimTemplateIssues } from './claim-templates.ts';
 import { dataFormatIssues } from './data-format.ts';
 import { capIssues } from './resources.ts';
 import { inPlaceChangeBlockers } from '../core/revisions/template-diff.ts';
@@ -108,7 +109,8 @@ export function neosetIssues(neoset: NeoSet, limits: AdmissionLimits): Issue[] {
   ];
 }
 
-const IMMUTABLE = ['selector', 'serviceName', 'volumeClaimTemplates', 'podManagementPolicy'] as const;
+// volumeClaimTemplates: immutable but for a raise of storage (§4.12, claim-templates.ts).
+const IMMUTABLE = ['selector', 'serviceName', 'podManagementPolicy'] as const;
 
 /** What an UPDATE may not do: change an immutable field, or (InPlaceOnly) a template change that is not in place. */
 export function updateIssues(old: NeoSet, neoset: NeoSet): Issue[] {
@@ -120,6 +122,7 @@ export function updateIssues(old: NeoSet, neoset: NeoSet): Issue[] {
       issues.push(issue(`spec.${field}`, `field is immutable (was ${brief(before ?? null, 60)}, now ${brief(after ?? null, 60)})`));
     }
   }
+  issues.push(...claimTemplateIssues(old, neoset));
   if (neoset.spec.updateStrategy.type === 'InPlaceOnly') {
     for (const blocker of inPlaceChangeBlockers(old.spec.template, neoset.spec.template)) {
       // A blocker may carry why after its path: `spec.containers[0].resources (QoS class Burstable -> Guaranteed)`.
