@@ -88,4 +88,16 @@ describe('update priority (§4.12) with update hooks (§4.10): examples/hooks', 
       await stopGuarding();
     }
   });
+
+  it('kubectl explain documents priorityStrategy and scaleStrategy from the CRD', async () => {
+    const priority = await stack.kubectl(['explain', 'neosets.spec.updateStrategy.priorityStrategy']);
+    expect(priority.code, priority.stderr).toBe(0);
+    const oneLine = (text: string) => text.replace(/\s+/g, ' ');
+    expect(oneLine(priority.stdout)).toContain('higher priority first, ties highest ordinal first. The partition keeps its meaning');
+    expect(priority.stdout).toMatch(/orderPriority\s+<\[\]Object>/);
+    const budget = await stack.kubectl(['explain', 'neosets.spec.scaleStrategy.maxUnavailable']);
+    expect(budget.code, budget.stderr).toBe(0);
+    expect(oneLine(budget.stdout)).toContain('Parallel only: at most this many pods 0..replicas-1 not Running and Ready at once');
+    console.log(`${priority.stdout}\n${budget.stdout}`);
+  });
 });
