@@ -5,6 +5,7 @@
 import { clearScreenDown, cursorTo, moveCursor } from 'node:readline';
 import type { NeoSet } from '../../shared/api/neoset.ts';
 import { ref } from './neosets.ts';
+import { priorityText, scaleBudgetText } from './peers-text.ts';
 import type { RolloutStatus } from './rollout-status.ts';
 
 const bar = (n: number, of: number, width = 20) => {
@@ -19,10 +20,12 @@ export function progressLines(neoset: NeoSet, s: RolloutStatus): string[] {
   const ready = status.readyReplicas ?? 0;
   const images = status.currentImage === status.targetImage ? status.targetImage : `${status.currentImage} -> ${status.targetImage}`;
   const { partition, pause } = spec.updateStrategy;
+  // §4.12: the order a priorityStrategy sets, and the scale budget, beside what they bound.
+  const [priority, budget] = [priorityText(spec.updateStrategy.priorityStrategy), scaleBudgetText(spec)];
   return [
     `${ref(neoset.metadata.name)}  phase ${status.phase ?? 'unknown'}${pause ? ' (pause: true)' : ''}  ${images ?? ''}`,
-    `  updated   ${bar(updated, replicas)} ${updated}/${replicas}${partition > 0 ? `  (partition ${partition}: ${Math.max(0, replicas - partition)} to update)` : ''}`,
-    `  ready     ${bar(ready, replicas)} ${ready}/${replicas}`,
+    `  updated   ${bar(updated, replicas)} ${updated}/${replicas}${partition > 0 ? `  (partition ${partition}: ${Math.max(0, replicas - partition)} to update)` : ''}${priority ? `  (${priority})` : ''}`,
+    `  ready     ${bar(ready, replicas)} ${ready}/${replicas}${budget ? `  (${budget})` : ''}`,
     `  updating  ${status.currentUpdatePods?.length ? status.currentUpdatePods.join(', ') : '-'}`,
     s.message,
   ];

@@ -29,6 +29,20 @@ describe('progress', () => {
     ]);
   });
 
+  it('shows the update order a priorityStrategy sets, and the scale budget (§4.12)', () => {
+    const weighted = neoset({
+      updateStrategy: { priorityStrategy: { weightPriority: [{ weight: 100, matchSelector: { matchExpressions: [{ key: 'mysql.neo.io/role', operator: 'NotIn', values: ['primary'] }] } }] } },
+      status: rolling.status,
+    });
+    Object.assign(weighted.spec, { podManagementPolicy: 'Parallel', scaleStrategy: { maxUnavailable: 3 } });
+    expect(progressLines(weighted, rolloutStatus(weighted)).slice(1, 3)).toEqual([
+      '  updated   [########------------] 2/5  (priority: +100 mysql.neo.io/role notin (primary))',
+      '  ready     [################----] 4/5  (scale budget 3 not Ready at once)',
+    ]);
+    const ordered = neoset({ updateStrategy: { partition: 2, priorityStrategy: { orderPriority: [{ orderedKey: 'rank' }, { orderedKey: 'zone' }] } }, status: rolling.status });
+    expect(progressLines(ordered, rolloutStatus(ordered))[1]).toBe('  updated   [########------------] 2/5  (partition 2: 3 to update)  (priority: by rank, then zone)');
+  });
+
   it('on a terminal, moves the cursor back over the previous display and clears it', () => {
     const { stream, text } = capture();
     const p = terminalProgress(stream);
