@@ -21,7 +21,7 @@ describe('priorityOf (Kruise priority_sort.go)', () => {
 
   it('orderPriority: the first key the pod carries (earlier terms first), then the value\'s integer suffix, largest first; no key last', () => {
     const order = { orderPriority: [{ orderedKey: 'key1' }, { orderedKey: 'key2' }] };
-    const [k1a, k1b, k2, none] = [{ key1: 'o-10' }, { key1: 'o-5' }, { key2: 'o-20' }, { other: 'x' }].map((l) => priorityOf(order, l));
+    const [k1a, k1b, k2, none] = ([{ key1: 'o-10' }, { key1: 'o-5' }, { key2: 'o-20' }, { other: 'x' }] as Record<string, string>[]).map((l) => priorityOf(order, l));
     const before = (a: number[], b: number[]) => a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
     expect(before(k1a, k1b)).toBe(true); // Kruise: {key1: o-10} before {key1: o-5}
     expect(before(k2, k1a)).toBe(false); // Kruise: {key2: o-20} after {key1: o-10}
