@@ -44,13 +44,15 @@ describe('a Parallel scale-up with scaleStrategy.maxUnavailable (§4.12)', () =>
     console.log(`0 -> 10 with budget 3: at most ${most} pods not Ready at once, ${created} created, all Ready in ${tookMs} ms`);
   });
 
-  it('without a budget the same scale-up creates all 10 before the first is Ready (the burst the budget prevents)', async () => {
+  it('without a budget the same scale-up has more than 3 not Ready at once (the burst the budget prevents)', async () => {
     const NAME = 'burst';
     await applyNeoSet(stack, neosetManifest({ name: NAME, replicas: 0, spec: { podManagementPolicy: 'Parallel' } }));
     await untilStatus(stack, NAME, 'observed, no pods', (n, pods) => n.status?.replicas === 0 && pods.length === 0);
     const since = Date.now();
     await patchNeoSet(stack, NAME, { spec: { replicas: 10 } });
     await untilStatus(stack, NAME, '10 ready', (n) => n.status?.readyReplicas === 10, 90_000);
-    expect(mostNotReady(NAME, since).most).toBe(10);
+    const { most } = mostNotReady(NAME, since);
+    expect(most).toBeGreaterThan(3); // 10 when all are created before the first is Ready (the kubelet's 700 ms)
+    console.log(`0 -> 10 without a budget: at most ${most} pods not Ready at once`);
   });
 });
