@@ -18,7 +18,7 @@ export interface ObservedPod {
   name: string;
   ordinal: number;
   ref: ObjectRef;
-  /** The pod's revision: its controller-revision-hash label. */
+  /** The pod's revision: its controller-revision-hash label, or the revision that one equals (Revisions.on). */
   revision: string | undefined;
   state: InPlaceState | null;
   terminating: boolean;
@@ -60,6 +60,8 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
   const views: ObservedPod[] = [];
   const claimed = new Map((neoset.status?.updateClaims ?? []).map((c) => [c.pod, c]));
   const claims: UpdateClaim[] = [];
+  const usable = snapshot.revisions.filter((r) => controlOf(neoset, r) !== 'other');
+  const revisions = resolveRevisions(neoset, usable);
   for (const pod of snapshot.pods) {
     const ordinal = parseOrdinal(neoset.metadata.name, pod.metadata.name);
     const control = controlOf(neoset, pod);
@@ -75,7 +77,7 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
       name: pod.metadata.name,
       ordinal,
       ref,
-      revision: podRevision(pod),
+      revision: revisions.on(podRevision(pod)),
       state,
       terminating,
       terminalPhase: inTerminalPhase(pod),
@@ -86,8 +88,6 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
   }
   views.sort((a, b) => a.ordinal - b.ordinal);
   const byOrdinal = new Map(views.map((v) => [v.ordinal, v]));
-  const usable = snapshot.revisions.filter((r) => controlOf(neoset, r) !== 'other');
-  const revisions = resolveRevisions(neoset, usable);
   // Asked for every pod, several times: memoized per (from, to) without building a key string.
   const changes = new Map<string | undefined, Map<string, TemplateChange | null>>();
   const change = (from: string | undefined, to: string): TemplateChange | null => {

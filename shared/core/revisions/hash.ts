@@ -1,7 +1,9 @@
 // The revision hash (§4.2), after the StatefulSet controller's ComputeHash: FNV-32a over the
-// template (here: its canonical JSON) and collisionCount, printed in decimal and spelled with an
-// alphabet that cannot form words or look like another digit (k8s.io/apimachinery rand.SafeEncodeString).
-import { canonicalJson } from '../json.ts';
+// template (here: its canonical form, semantic.ts) and collisionCount, printed in decimal and spelled
+// with an alphabet that cannot form words or look like another digit (k8s.io/apimachinery
+// rand.SafeEncodeString). Pinned by test/unit/revision-hash.test.ts: a release that changes the hash
+// of an unchanged template makes a new revision of it, and every pod is rolled (kubernetes#134773).
+import { canonicalTemplateJson } from './semantic.ts';
 
 const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const FNV_OFFSET = 0x811c9dc5;
@@ -20,7 +22,7 @@ export function safeEncode(hash: number): string {
 
 /** The short, stable hash naming a template's revision; collisionCount (little-endian uint32) changes it on a clash. */
 export function templateHash(template: unknown, collisionCount: number): string {
-  const h = fnv32a(new TextEncoder().encode(canonicalJson(template)));
+  const h = fnv32a(new TextEncoder().encode(canonicalTemplateJson(template)));
   const count = new Uint8Array(4);
   new DataView(count.buffer).setUint32(0, collisionCount >>> 0, true);
   return safeEncode(fnv32a(count, h));

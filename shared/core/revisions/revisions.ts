@@ -1,10 +1,13 @@
 // Revisions (§4.2): every distinct spec.template is stored as a ControllerRevision `<neoset>-<hash>`
 // with an increasing `.revision` number. updateRevision is the revision of the current template; a
 // template equal to an older revision reuses it and is renumbered to the top (that is rollback).
+// "Equal" and "distinct" are semantic (semantic.ts): a template that only spells out a default the
+// API server would fill is the same template, its pods are on the same revision, nothing rolls.
 import { ANNOTATION_CHANGE_CAUSE, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../../api/names.ts';
 import type { NeoSet, PodTemplateSpec } from '../../api/neoset.ts';
 import { templateHash } from './hash.ts';
 import { canonicalJson } from '../json.ts';
+import { canonicalTemplateJson } from './semantic.ts';
 import type { ControllerRevision } from '../objects.ts';
 import type { Action } from '../plan.ts';
 import { neosetOwnerRef, objectRef } from '../pods/identity.ts';
@@ -29,6 +32,14 @@ export interface Revisions {
   collisionCount: number;
   /** createRevision or (rollback) recordEvent + renumberRevision: memory written before anything uses it. */
   actions: Action[];
+  /**
+   * The revision a pod labelled `revision` runs, compared semantically: update's or current's name
+   * when the labelled revision's template equals theirs (e.g. two revisions a previous release made
+   * of one template, one spelling a default out), else the label itself.
+   */
+  on(revision: string | undefined): string | undefined;
+  /** The canonical form of each stored revision's template, by name (semantic.ts). */
+  canonical: Map<string, string>;
 }
 
 export function revisionName(neoset: string, template: unknown, collisionCount: number): string {
@@ -47,12 +58,12 @@ export function resolveRevisions(neoset: NeoSet, stored: ControllerRevision[]): 
   for (const r of stored) {
     const template = r.data.spec.template as PodTemplateSpec;
     byName.set(r.metadata.name, { name: r.metadata.name, number: r.revision, template, stored: r });
-    json.set(r.metadata.name, canonicalJson(template));
+    json.set(r.metadata.name, canonicalTemplateJson(template));
     top = Math.max(top, r.revision);
   }
   const name = neoset.metadata.name;
   const template = neoset.spec.template;
-  const wanted = canonicalJson(template);
+  const wanted = canonicalTemplateJson(template);
   let collisionCount = neoset.status?.collisionCount ?? 0;
   const actions: Action[] = [];
 
@@ -61,10 +72,13 @@ export function resolveRevisions(neoset: NeoSet, stored: ControllerRevision[]): 
   const claimed = neoset.status?.updateRevision;
   const reserves = (ours: string) => (claimed !== undefined && claimed !== ours && !byName.has(claimed) ? 1 : 0);
 
-  const equal = [...byName.values()].filter((r) => json.get(r.name) === wanted).sort((a, b) => b.number - a.number)[0];
+  // Of several revisions with the template (a previous release told apart templates that differed
+  // only in a spelled-out default), the one the status names stays: no renumbering, no rollout.
+  const equals = [...byName.values()].filter((r) => json.get(r.name) === wanted).sort((a, b) => b.number - a.number);
+  const equal = equals.find((r) => r.name === claimed) ?? equals[0];
   let update: Revision;
   if (equal) {
-    const alone = [...byName.values()].every((r) => r === equal || r.number < equal.number) && reserves(equal.name) === 0;
+    const alone = [...byName.values()].every((r) => equals.includes(r) || r.number < equal.number) && reserves(equal.name) === 0;
     update = equal;
     if (!alone) {
       update = { ...equal, number: top + 1 + reserves(equal.name) };
@@ -100,7 +114,13 @@ export function resolveRevisions(neoset: NeoSet, stored: ControllerRevision[]): 
     });
   }
   const current = byName.get(neoset.status?.currentRevision ?? '') ?? update;
-  return { update, current, byName, collisionCount, actions };
+  json.set(update.name, wanted);
+  const on = (revision: string | undefined) => {
+    const form = revision === undefined ? undefined : json.get(revision);
+    if (form === undefined || revision === update.name) return revision;
+    return form === wanted ? update.name : form === json.get(current.name) ? current.name : revision;
+  };
+  return { update, current, byName, collisionCount, actions, on, canonical: json };
 }
 
 function newRevision(neoset: NeoSet, name: string, collisionCount: number, number: number): ControllerRevision {
@@ -133,8 +153,11 @@ function newRevision(neoset: NeoSet, name: string, collisionCount: number, numbe
  * StatefulSet controller's truncateHistory does.
  */
 export function pruneRevisions(revisions: Revisions, live: Set<string>, limit: number): Action[] {
+  // A revision equal to a live one is live: pods labelled with it count as on the live one (`on`),
+  // and without it their label would name nothing, so they would be rolled.
+  const liveForms = new Set([...live].map((name) => revisions.canonical.get(name)).filter((f) => f !== undefined));
   const history = [...revisions.byName.values()]
-    .filter((r) => r.stored !== null && !live.has(r.name))
+    .filter((r) => r.stored !== null && !live.has(r.name) && !liveForms.has(revisions.canonical.get(r.name)!))
     .sort((a, b) => a.number - b.number);
   return history
     .slice(0, Math.max(0, history.length - limit))
