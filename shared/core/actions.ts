@@ -40,6 +40,7 @@ export const ACTIONS: { [K in ActionKind]: ActionFacts<K> } = {
   deleteRevision: { pod: null, claimed: true, readinessDuty: no, refusal: 'FailedDelete', describe: (a) => `delete ControllerRevision ${a.revision.name}` },
   createPVC: { pod: null, claimed: true, readinessDuty: no, refusal: 'FailedCreate', describe: (a) => `create Claim ${a.pvc.metadata.name}` },
   setPVCOwners: { pod: null, claimed: true, readinessDuty: no, refusal: 'FailedUpdate', describe: (a) => `set owners of Claim ${a.pvc.name}` },
+  resizeClaim: { pod: null, claimed: true, readinessDuty: no, refusal: 'FailedUpdate', describe: (a) => `resize Claim ${a.pvc.name} to ${a.storage}` },
   createPod: { pod: (a) => a.pod.metadata.name, claimed: true, readinessDuty: no, refusal: 'FailedCreate', describe: (a) => `create Pod ${a.pod.metadata.name}` },
   deletePod: { ...podWrite, refusal: 'FailedDelete' },
   markDraining: podWrite,

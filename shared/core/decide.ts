@@ -10,7 +10,8 @@
 //   2. volume claims' owners, then each missing volume claim before its pod, the condemned pod's
 //      volume claims before the pod (§4.3);
 //   3. one write per pod: scaling deletes, else its next step (pod-step.ts: an update in flight,
-//      its hooks, its gate), else the start of an update (the state annotation before the condition);
+//      its hooks, its gate), else the start of an update (the state annotation before the condition),
+//      after the claims that grow (§4.12: each PVC's request, on the same budget);
 //   4. releasing the update claims it does not start (written by the applier BEFORE the status:
 //      actions.ts writeOrder); 5. Events not tied to a write; 6. pruning history.
 import { needsClaim } from './actions.ts';
@@ -31,6 +32,8 @@ import { rolloutUnfinished } from './status/phase.ts';
 import { computeStatus } from './status/status.ts';
 import { liveRevisions, rolloutTarget, type Rollout } from './target.ts';
 import { Wakeups } from './time.ts';
+import type { ClaimsResizing } from './update/budget.ts';
+import { claimGrowth } from './update/claim-growth.ts';
 import { inPlaceOnlyBlocked, releases, startUpdates } from './update/starts.ts';
 
 export type { Duties } from './pod-step.ts';
@@ -39,7 +42,7 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
   // A NeoSet being deleted: the garbage collector removes what it owns; nothing to decide.
   if (snapshot.neoset.metadata.deletionTimestamp) return { actions: [], claim: false, status: null, requeueAfter: null };
   const observed = observe(snapshot, now.getTime());
-  const o: Rollout = { ...observed, ...rolloutTarget(observed, snapshot.analysis) };
+  const o: Rollout & ClaimsResizing = { ...observed, ...rolloutTarget(observed, snapshot.analysis) };
   const wake = new Wakeups(o.nowMs);
   const pvcs = new Map<string, PersistentVolumeClaim>(snapshot.pvcs.map((p) => [p.metadata.name, p]));
   const touched = new Set<string>();
@@ -62,6 +65,13 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
   }
   const blocked = inPlaceOnlyBlocked(o);
   if (blocked) fail(blocked);
+  // §4.12: claims that grow, on the starts' budget: decided first, so that the pods whose claims
+  // resize (this decision's patches too) count as in their update when the starts are chosen.
+  const growth = claimGrowth(o, pvcs, failure !== null || o.canary.failure !== null);
+  if (growth.failure) fail(growth.failure);
+  o.claimsResizing = growth.resizing;
+  actions.push(...growth.patches);
+  events.push(...growth.events);
   const starts = startUpdates(o, failure !== null, (v) => !touched.has(v.name));
   // §4.11: an aborted canary is Failed too, but its pods must move (back to currentRevision).
   failure = o.canary.failure ?? failure;
@@ -87,7 +97,7 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
     const at = availableSince(v.pod, o.minReadySeconds);
     if (at !== null) wake.at(at);
   }
-  const status = computeStatus(o, rolloutUnfinished(o), failure, starts.claims);
+  const status = computeStatus(o, rolloutUnfinished(o) || growth.unfinished, failure, starts.claims, growth);
   const claim = actions.some(needsClaim);
   return {
     actions,

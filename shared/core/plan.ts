@@ -47,6 +47,8 @@ export type Action =
   | { kind: 'createPVC'; pvc: PersistentVolumeClaim; event: EventSpec }
   /** Retention policy: replace the PVC's ownerReferences (owner NeoSet on whenDeleted=Delete, owner pod on a scale-down with whenScaled=Delete). */
   | { kind: 'setPVCOwners'; pvc: ObjectRef; ownerReferences: OwnerReference[] }
+  /** §4.12 claims that grow: raise the PVC's spec.resources.requests.storage to the template's (never lower). */
+  | { kind: 'resizeClaim'; pvc: ObjectRef; storage: string; event: EventSpec }
   | { kind: 'createPod'; pod: Pod; event: EventSpec }
   | { kind: 'deletePod'; pod: ObjectRef; event: EventSpec }
   /**

@@ -280,6 +280,15 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
         body: { metadata: { ...metaOf(action.pvc), ownerReferences: action.ownerReferences } },
       });
       return;
+    case 'resizeClaim': {
+      // Merge patch of the request alone, conditional on the claim as read: a claim changed since
+      // (resized by hand, deleted and recreated) is decided again, never overwritten.
+      const r = await client.request<Written>('PATCH', paths.pvc(ns, action.pvc.name), {
+        patch: 'merge',
+        body: { metadata: metaOf(action.pvc), spec: { resources: { requests: { storage: action.storage } } } },
+      });
+      return ctx.event(keyOf(action.kind, r), action.event);
+    }
     case 'createPod': {
       const r = await createOrAdopt(client, ctx, paths.pods(ns), paths.pod(ns, action.pod.metadata.name), { apiVersion: 'v1', kind: 'Pod', ...action.pod });
       return ctx.event(keyOf(action.kind, r), action.event);

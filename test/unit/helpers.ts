@@ -27,6 +27,7 @@ function describeActions(actions: Action[]): string[] {
       case 'createPVC':
         return `${a.kind}:${a.pvc.metadata.name}`;
       case 'setPVCOwners':
+      case 'resizeClaim':
         return `${a.kind}:${a.pvc.name}`;
       case 'createRevision':
       case 'renumberRevision':

@@ -3,6 +3,7 @@
 // "False for 5 minutes" rely on it).
 import type { Condition, Phase } from '../../api/neoset.ts';
 import type { Failure } from '../failure.ts';
+import { CONDITION_CLAIMS_RESIZED, type ClaimsDraft } from './claims-condition.ts';
 import { rfc3339 } from '../time.ts';
 
 export interface ConditionFacts {
@@ -20,6 +21,8 @@ export interface ConditionFacts {
   canaryWaiting: { reason: string; message: string } | null;
   phase: Phase;
   failure: Failure | null;
+  /** §4.12: the ClaimsResized condition (claims-condition.ts); absent without storage in the claim templates. */
+  claims?: ClaimsDraft | null;
 }
 
 type Draft = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
@@ -51,6 +54,7 @@ export function neosetConditions(f: ConditionFacts, previous: Condition[] | unde
       message: !isAvailable ? 'not enough replicas available' : progressing ? updated : 'a new rollout can start',
     },
   ];
+  if (f.claims) drafts.push({ type: CONDITION_CLAIMS_RESIZED, ...f.claims });
   const computed = drafts.map((d) => {
     const old = previous?.find((c) => c.type === d.type);
     const lastTransitionTime = old && old.status === d.status ? old.lastTransitionTime : rfc3339(f.nowMs);

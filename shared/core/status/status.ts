@@ -2,7 +2,9 @@
 import type { Rollout } from '../target.ts';
 import type { NeoSetStatus } from '../../api/neoset.ts';
 import { isAvailable } from '../pods/availability.ts';
+import { claimsCondition } from './claims-condition.ts';
 import { neosetConditions } from './conditions.ts';
+import type { ClaimGrowth } from '../update/claim-growth.ts';
 import type { UpdateClaim } from '../observed.ts';
 import type { Failure } from '../failure.ts';
 import { phaseOf } from './phase.ts';
@@ -17,6 +19,8 @@ export function computeStatus(
   unfinished: boolean,
   failure: Failure | null,
   newClaims: UpdateClaim[],
+  /** §4.12: the claims that grow; a pod whose claims are not done is not updated, one whose claims resize is in its update. */
+  growth?: ClaimGrowth,
 ): NeoSetStatus {
   // One pass over the pods (a decision runs for every pod of a large NeoSet).
   const n = { replicas: 0, ready: 0, available: 0, availableInRange: 0, updated: 0, updatedReady: 0, updatedInRange: 0 };
@@ -24,7 +28,7 @@ export function computeStatus(
     if (v.terminating) continue;
     const ready = isReady(v.pod);
     const available = ready && isAvailable(v.pod, o.minReadySeconds, o.nowMs);
-    const updated = v.revision === o.revisions.update.name && v.state === null;
+    const updated = v.revision === o.revisions.update.name && v.state === null && !growth?.notDone.has(v.name);
     n.replicas++;
     if (ready) n.ready++;
     if (available) n.available++;
@@ -52,7 +56,7 @@ export function computeStatus(
     currentImage: mainImage(o.current),
     targetImage: mainImage(o.revisions.update),
     phase,
-    currentUpdatePods: o.pods.filter((v) => v.state !== null || inHooks(v.pod) || claims.has(v.name)).map((v) => v.name),
+    currentUpdatePods: o.pods.filter((v) => v.state !== null || inHooks(v.pod) || claims.has(v.name) || growth?.resizing.has(v.name)).map((v) => v.name),
     ...(o.canary.status ? { canary: o.canary.status } : {}),
     ...(claims.size > 0 ? { updateClaims: [...claims.values()].sort((a, b) => a.pod.localeCompare(b.pod)) } : {}),
     conditions: neosetConditions(
@@ -68,6 +72,7 @@ export function computeStatus(
         canaryWaiting: o.canary.waiting,
         phase,
         failure,
+        claims: claimsCondition(growth),
       },
       o.neoset.status?.conditions,
     ),

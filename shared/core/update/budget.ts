@@ -26,13 +26,21 @@ export function resolveAtLeastOne(value: number | string, replicas: number, roun
   return Number.isFinite(n) && n >= 1 ? Math.floor(n) : 1;
 }
 
-/** Pods 0..replicas-1 that count against maxUnavailable: missing, terminating, not available, mid-update, or claimed (§4.4, §2.0). */
-export function unavailableInRange(o: Observed): number {
+/** §4.12: the pods whose claims are being resized (claim-growth.ts), in their update; absent: none. */
+export interface ClaimsResizing {
+  claimsResizing?: ReadonlySet<string>;
+}
+
+/** Pod `i` of 0..replicas-1 counts against maxUnavailable: missing, terminating, not available, mid-update, claimed, or its claims resizing (§4.4, §2.0, §4.12). */
+export function countsUnavailable(o: Observed & ClaimsResizing, i: number): boolean {
+  const v = o.byOrdinal.get(i);
+  return !v || v.terminating || v.claimed || o.claimsResizing?.has(v.name) === true || isUnavailableForBudget(v.pod, o.minReadySeconds, o.nowMs);
+}
+
+/** Pods 0..replicas-1 that count against maxUnavailable (countsUnavailable). */
+export function unavailableInRange(o: Observed & ClaimsResizing): number {
   let n = 0;
-  for (let i = 0; i < o.replicas; i++) {
-    const v = o.byOrdinal.get(i);
-    if (!v || v.terminating || v.claimed || isUnavailableForBudget(v.pod, o.minReadySeconds, o.nowMs)) n++;
-  }
+  for (let i = 0; i < o.replicas; i++) if (countsUnavailable(o, i)) n++;
   return n;
 }
 
@@ -42,11 +50,11 @@ export function unavailableInRange(o: Observed): number {
  * claimed (counted as unavailable already), adds nothing when it starts; nothing starts while the
  * budget is overspent.
  */
-export function withinBudget(o: Observed, waiting: ObservedPod[]): ObservedPod[] {
+export function withinBudget(o: Observed & ClaimsResizing, waiting: ObservedPod[]): ObservedPod[] {
   let slots = resolveMaxUnavailable(o.neoset.spec) - unavailableInRange(o);
   if (slots < 0) return [];
   return waiting.filter((v) => {
-    const adds = !v.claimed && isAvailable(v.pod, o.minReadySeconds, o.nowMs);
+    const adds = !v.claimed && !o.claimsResizing?.has(v.name) && isAvailable(v.pod, o.minReadySeconds, o.nowMs);
     if (adds && slots === 0) return false;
     if (adds) slots--;
     return true;
