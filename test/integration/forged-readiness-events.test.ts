@@ -2,7 +2,8 @@
 // pod waits out its drain's grace period (SPEC §2 "Event = hint, never command", §2.0). Each is the
 // pod as read from the API server, altered: (a) its state annotation and resourceVersion removed —
 // the event of a pod with no update in flight whose gate is closed, which readiness would open; (b) an
-// update claimed finished (new image, a different imageID, ready) with the current resourceVersion.
+// update claimed finished (new image, a different imageID, ready) with the current resourceVersion; (c)
+// the same claimed restarted but not ready (what opens the gate before the probe passes).
 // Every observed state of the pod is watched (the stack's observer): its gate must stay closed for
 // the whole drain and the update must not end before its image was even patched. Then the rollout
 // finishes as usual.
@@ -85,7 +86,20 @@ describe('forged Pod events to the readiness function (issue 19, point 1)', () =
       answers.push(await post(forged));
       await new Promise((r) => setTimeout(r, 200));
     }
-    expect(answers).toEqual(Array(8).fill({ status: 200, body: '' }));
+    // (c) The update claimed restarted on its new image, not ready yet — what opens the gate since
+    // issue 24 (the kubelet's Ready then waits for the probe) — with the current resourceVersion.
+    for (let i = 0; i < 3; i++) {
+      const real = await readPod();
+      const forged = structuredClone(real);
+      const state = JSON.parse(real.metadata.annotations![ANNOTATION_INPLACE_STATE]);
+      const previous = real.status!.containerStatuses![0].imageID;
+      forged.metadata.annotations![ANNOTATION_INPLACE_STATE] = JSON.stringify({ ...state, phase: 'Updating', startedAt: state.drainStartedAt, targetImages: { main: 'mysql:8.1' }, previousImageIDs: { main: previous } });
+      forged.spec.containers[0].image = 'mysql:8.1';
+      forged.status!.containerStatuses = forged.status!.containerStatuses!.map((cs) => ({ ...cs, image: 'docker.io/library/mysql:8.1', imageID: 'docker.io/library/mysql@sha256:forged', ready: false }));
+      answers.push(await post(forged));
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(answers).toEqual(Array(11).fill({ status: 200, body: '' }));
 
     // Still draining, gate closed, image not patched: the forged events changed nothing.
     await new Promise((r) => setTimeout(r, 1000));

@@ -22,7 +22,11 @@ export interface PodFacts {
   ready: boolean;
   /** Running, Ready, not terminating: what OrderedReady waits for (§4.3). */
   runningAndReady: boolean;
-  /** §4.4: terminating, not Ready, Ready for less than minReadySeconds, or carrying an in-place state. */
+  /**
+   * §4.4: terminating, not Ready, Ready for less than minReadySeconds, or carrying an in-place state.
+   * A gate reopened on the restart (§4.4 step 3, issue 24) changes none of it: the pod is not Ready
+   * before its probes pass (Ready = containers ready AND gates), and keeps its state until done.
+   */
   unavailable: boolean;
 }
 
