@@ -6,12 +6,15 @@
 //    revision-hash.test.ts): two versions deciding one new template make one revision, not two;
 //  * at the capture time, the plan makes no write — no action, no status (or a status differing from
 //    the stored one only in NEW_STATUS_FIELDS, the fields this release adds, listed by name);
+//  * the CRD's schema since v0.2 only adds (test/fixtures/compat/v0.2/crd.yaml is 028831f's);
 //  * at the capture time and later (each time the previous release's own decision was recorded:
 //    10 s, 1 h 1 min after), the actions are the ones the previous release decided: in-flight work —
 //    a draining pod's patch, a timed pause's next step, a deadline — carried on as it would have.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { renderCrd } from '../../shared/api/gen-crd.ts';
 import { NeoSet } from '../../shared/api/neoset.ts';
 import { decide } from '../../shared/core/decide.ts';
 import { canonicalJson } from '../../shared/core/json.ts';
@@ -23,10 +26,14 @@ import { PREVIOUS_RELEASE } from '../compat/previous-release.ts';
 const DIR = join(import.meta.dirname, '..', 'fixtures', 'compat', 'v0.2');
 
 /**
- * Status fields this release adds over v0.2 that a first decision may write into a status v0.2
- * wrote. None: v0.3 adds no status field (a new one goes here, by name, with the release that adds it).
+ * What this release adds to a status v0.2 wrote, that a first decision may write: top-level fields
+ * by name, conditions as `conditions[<type>]`. A new one goes here, by name, with the change that
+ * adds it — each costs one status write per NeoSet on upgrade, and while v0.2 still decides beside
+ * this release (it rewrites the status without it: its conditions are its own four types and
+ * ReplicaFailure), a write every time one follows the other.
+ *  - conditions[ClaimsResized] (issue 23 §3, 952e65a): on every NeoSet with volumeClaimTemplates.
  */
-const NEW_STATUS_FIELDS: string[] = [];
+const NEW_STATUS_FIELDS: string[] = ['conditions[ClaimsResized]'];
 
 const fixtures = readdirSync(DIR)
   .filter((f) => f.endsWith('.json'))
@@ -36,13 +43,27 @@ function snapshotOf(f: FixtureFile): Snapshot {
   return structuredClone({ neoset: NeoSet.parse(f.neoset), pods: f.pods, revisions: f.revisions, pvcs: f.pvcs });
 }
 
+type Status = Record<string, unknown> & { conditions?: { type: string }[] };
+
 /**
- * The top-level status fields in which `next` differs from `stored`; not observedResourceVersions,
- * which the applier records with each status write (decide() leaves it out).
+ * Where `next` differs from `stored`: top-level fields by name, conditions by `conditions[<type>]`.
+ * Not the bookkeeping decide() itself does not count as a change (decide.ts withoutBookkeeping):
+ * observedResourceVersions, which the applier records with each status write, and updateClaims, from
+ * which any status write drops the dead claims, as v0.2's did. Differences in NEW_STATUS_FIELDS are
+ * left out.
  */
-function changedStatusFields(stored: Record<string, unknown>, next: Record<string, unknown>): string[] {
-  const keys = [...new Set([...Object.keys(stored), ...Object.keys(next)])].filter((k) => k !== 'observedResourceVersions').sort();
-  return keys.filter((k) => canonicalJson(stored[k]) !== canonicalJson(next[k]));
+const BOOKKEEPING = ['observedResourceVersions', 'updateClaims'];
+function statusDifferences(stored: Status, next: Status): string[] {
+  const keys = [...new Set([...Object.keys(stored), ...Object.keys(next)])].filter((k) => !BOOKKEEPING.includes(k) && k !== 'conditions');
+  const byType = (s: Status) => new Map((s.conditions ?? []).map((c) => [c.type, c]));
+  const [a, b] = [byType(stored), byType(next)];
+  const types = [...new Set([...a.keys(), ...b.keys()])];
+  return [
+    ...keys.filter((k) => canonicalJson(stored[k]) !== canonicalJson(next[k])),
+    ...types.filter((t) => canonicalJson(a.get(t)) !== canonicalJson(b.get(t))).map((t) => `conditions[${t}]`),
+  ]
+    .filter((d) => !NEW_STATUS_FIELDS.includes(d))
+    .sort();
 }
 
 describe('the compatibility fixtures', () => {
@@ -54,13 +75,14 @@ describe('the compatibility fixtures', () => {
 
 describe.each(fixtures.map((f) => [f.state, f] as const))('%s, left by v0.2', (_state, f) => {
   const at = (afterMs: number) => new Date(Date.parse(f.capturedAt) + afterMs);
+  const storedStatus = ((f.neoset as { status?: Status }).status ?? {}) as Status;
 
   it('each revision is named as this release names its template: a new template is one revision, whichever version makes it', () => {
     const neoset = NeoSet.parse(f.neoset);
     for (const r of f.revisions) expect(revisionName(neoset.metadata.name, r.data.spec.template, neoset.status?.collisionCount ?? 0)).toBe(r.metadata.name);
   });
 
-  it('decided by this release at the capture time: zero writes', () => {
+  it('decided by this release at the capture time: zero writes (a status only for NEW_STATUS_FIELDS)', () => {
     const plan = decide(snapshotOf(f), at(0));
     // An Event v0.2 posts again at every decision (the applier posts it once per key) is not a write
     // of this release's making: it must be the one v0.2 decided, nothing more.
@@ -68,15 +90,66 @@ describe.each(fixtures.map((f) => [f.state, f] as const))('%s, left by v0.2', (_
     const writes = plan.actions.filter((a) => a.kind !== 'recordEvent');
     expect(writes).toEqual([]);
     expect(canonicalJson(plan.actions)).toBe(canonicalJson(previous.actions));
-    const stored = (f.neoset as { status?: Record<string, unknown> }).status ?? {};
-    if (plan.status !== null) expect(changedStatusFields(stored, plan.status as Record<string, unknown>)).toEqual(NEW_STATUS_FIELDS);
+    if (plan.status !== null) expect(statusDifferences(storedStatus, plan.status as Status)).toEqual([]);
     expect(plan.claim).toBe(false);
   });
 
   it.each(f.previousDecisions.map((d) => [d.afterMs, d] as const))('%i ms later: the actions v0.2 decided, the same status', (afterMs, previous) => {
     const plan = decide(snapshotOf(f), at(afterMs));
     expect(canonicalJson(plan.actions)).toBe(canonicalJson(previous.actions));
-    expect(canonicalJson(plan.status)).toBe(canonicalJson(previous.status));
+    // No status from either (nothing to write), or the same one but for the fields this release adds.
+    if (plan.status !== null || previous.status !== null) {
+      expect(statusDifferences((previous.status ?? storedStatus) as Status, (plan.status ?? storedStatus) as Status)).toEqual([]);
+    }
     expect(plan.requeueAfter).toBe(previous.requeueAfter);
+  });
+});
+
+type Schema = { type?: string; properties?: Record<string, Schema>; items?: Schema; required?: string[]; enum?: unknown[]; additionalProperties?: Schema | boolean; [k: string]: unknown };
+
+/** Keywords that make a schema refuse more when tightened. */
+const CONSTRAINTS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'pattern', 'format', 'x-kubernetes-int-or-string', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-validations', 'nullable'];
+
+/**
+ * How `next` refuses what `old` accepted: a property gone or retyped, a new required one, an enum
+ * value dropped, a constraint changed. What `next` adds (properties, enum values) is listed apart.
+ */
+function schemaChanges(old: Schema, next: Schema, path: string, out: { breaking: string[]; added: string[] }) {
+  if (old.type !== next.type) out.breaking.push(`${path}: type ${old.type} -> ${next.type}`);
+  for (const k of CONSTRAINTS) if (canonicalJson(old[k]) !== canonicalJson(next[k])) out.breaking.push(`${path}: ${k} ${JSON.stringify(old[k])} -> ${JSON.stringify(next[k])}`);
+  for (const r of next.required ?? []) if (!(old.required ?? []).includes(r)) out.breaking.push(`${path}: ${r} newly required`);
+  if (old.enum || next.enum) {
+    for (const v of old.enum ?? []) if (!(next.enum ?? []).includes(v)) out.breaking.push(`${path}: enum value ${JSON.stringify(v)} dropped`);
+    for (const v of next.enum ?? []) if (!(old.enum ?? []).includes(v)) out.added.push(`${path}: enum value ${JSON.stringify(v)}`);
+  }
+  for (const [k, child] of Object.entries(old.properties ?? {})) {
+    const now = next.properties?.[k];
+    if (!now) out.breaking.push(`${path}.${k}: removed`);
+    else schemaChanges(child, now, `${path}.${k}`, out);
+  }
+  for (const k of Object.keys(next.properties ?? {})) if (!old.properties?.[k]) out.added.push(`${path}.${k}`);
+  if (old.items && next.items) schemaChanges(old.items, next.items, `${path}[]`, out);
+  else if (old.items || next.items) out.breaking.push(`${path}: items changed`);
+  if (typeof old.additionalProperties === 'object' && typeof next.additionalProperties === 'object') schemaChanges(old.additionalProperties, next.additionalProperties, `${path}.*`, out);
+  else if (canonicalJson(old.additionalProperties) !== canonicalJson(next.additionalProperties)) out.breaking.push(`${path}: additionalProperties changed`);
+}
+
+describe('the CRD since v0.2 (test/fixtures/compat/v0.2/crd.yaml, 028831f:knative/crd.yaml)', () => {
+  const old = parse(readFileSync(join(DIR, 'crd.yaml'), 'utf8'));
+  const next = parse(renderCrd());
+
+  it('keeps its names, scope, version, subresources and printer columns', () => {
+    const { versions: oldVersions, ...oldRest } = old.spec;
+    const { versions: nextVersions, ...nextRest } = next.spec;
+    expect(nextRest).toEqual(oldRest);
+    const outside = (v: { schema: unknown }) => ({ ...v, schema: undefined });
+    expect(nextVersions.map(outside)).toEqual(oldVersions.map(outside));
+  });
+
+  it('only adds to the schema: every object v0.2 stored stays valid, and v0.2 (zod strips unknown keys) ignores what is new', () => {
+    const out = { breaking: [] as string[], added: [] as string[] };
+    schemaChanges(old.spec.versions[0].schema.openAPIV3Schema, next.spec.versions[0].schema.openAPIV3Schema, '', out);
+    expect(out.breaking).toEqual([]);
+    console.log(`[compat] CRD fields added since v0.2: ${out.added.join(', ') || '(none)'}`);
   });
 });
