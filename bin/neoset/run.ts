@@ -32,7 +32,7 @@ async function dispatch(flags: ClusterFlags, c: Command, io: Io): Promise<number
     case 'history':
       return history(cluster, c.neoset, c.revision, io);
     case 'undo':
-      return said(undo(cluster, c.neoset, c.toRevision, c), io);
+      return said(undo(cluster, c.neoset, c.toRevision, { ...c, warn: (w) => io.err.write(`Warning: ${w}\n`) }), io);
     case 'pause':
       return said(setPause(cluster, c.neoset, true), io);
     case 'resume':

@@ -6,10 +6,16 @@ import { paths } from '../../shared/k8s/paths.ts';
 import { ConflictError } from './errors.ts';
 import { ref } from './neosets.ts';
 
-export async function writeNeoSet(client: KubeClient, neoset: NeoSet, change: { patch: PatchType; body: unknown }): Promise<void> {
+/** `warn` is told the API server's warnings (admission's, e.g. an accepted data format downgrade), as kubectl prints them. */
+export async function writeNeoSet(
+  client: KubeClient,
+  neoset: NeoSet,
+  change: { patch: PatchType; body: unknown },
+  warn?: (text: string) => void,
+): Promise<void> {
   const { name, namespace = 'default' } = neoset.metadata;
   try {
-    await client.request('PATCH', paths.neoset(namespace, name), change);
+    await client.request('PATCH', paths.neoset(namespace, name), warn ? { ...change, warning: warn } : change);
   } catch (err) {
     // Every patch here carries metadata.resourceVersion: the API server answers 409 when it is stale.
     if (err instanceof ApiError && err.isConflict) {

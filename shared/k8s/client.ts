@@ -69,6 +69,8 @@ export interface RequestOptions {
    * arrives, error answers included: what the run's one clock is read from (server-clock.ts, SPEC §2.3).
    */
   date?: (date: string) => void;
+  /** Told each warning the API server sent (`Warning: 299 - "…"` headers: admission's warnings, deprecations), text only. */
+  warning?: (text: string) => void;
 }
 
 export interface KubeClient {
@@ -124,7 +126,7 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
       const resource = resourceOf(url.pathname);
       let status = 0;
       try {
-        const { statusCode, text } = await send(transport, url, reqOpts, payload, opts.date);
+        const { statusCode, text } = await send(transport, url, reqOpts, payload, opts);
         status = statusCode;
         if (statusCode >= 200 && statusCode < 300) return (text ? JSON.parse(text) : undefined) as T;
         let reason = 'Unknown';
@@ -156,13 +158,14 @@ function send(
   url: URL,
   opts: https.RequestOptions,
   payload: string | undefined,
-  date: ((date: string) => void) | undefined,
+  { date, warning }: Pick<RequestOptions, 'date' | 'warning'>,
 ): Promise<{ statusCode: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = transport.request(url, opts, (res) => {
       // At the headers, not the body's end: the earlier the receipt is taken, the tighter the bound.
       const header = res.headers.date;
       if (date && header) date(header);
+      if (warning) for (const value of res.headersDistinct.warning ?? []) for (const text of warningTexts(value)) warning(text);
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
@@ -173,4 +176,18 @@ function send(
     if (payload !== undefined) req.write(payload);
     req.end();
   });
+}
+
+/**
+ * The texts of a Warning header value (RFC 7234 §5.5: `code agent "text"`, several comma-separated),
+ * unescaped; the API server sends code 299 and agent `-`. At most 20 per value, each cut at 1 KiB:
+ * a header is the server's, but what it relays may come from a webhook.
+ */
+export function warningTexts(value: string): string[] {
+  const texts: string[] = [];
+  for (const m of value.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)) {
+    if (texts.length === 20) break;
+    texts.push(m[1].replace(/\\(.)/g, '$1').slice(0, 1024));
+  }
+  return texts;
 }

@@ -160,6 +160,8 @@ describe('rollbacks that know what the volumes hold (SPEC §4.7)', () => {
   it('rollout undo --accept-data-format-downgrade rolls back with the acknowledgement recorded; the pods go back in place', async () => {
     const r = await neo('rollout', 'undo', NAME, '--accept-data-format-downgrade');
     expect(r.stdout).toBe(`neoset.neo.io/${NAME} rolled back to revision 1 (main=mysql:8.0), accepting data format downgrade 3->2 (annotation ${ACK})\n`);
+    // Admission's warning, relayed by the API server's Warning header, on stderr as kubectl prints it.
+    expect(r.stderr).toContain(`Warning: data format downgrade 3->2 accepted (${ACK}): "3" is the format that pods db-0, db-1, db-2 ran (revision 2); their volumes are kept\n`);
     expect(r.code).toBe(0);
     const n = await stored();
     expect(n.metadata.annotations[ACK]).toBe('3->2');

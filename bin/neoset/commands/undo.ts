@@ -24,6 +24,8 @@ export interface UndoOptions {
   dryRun?: boolean;
   /** Set the acknowledgement of the data format downgrade this rollback is (SPEC §4.7) in the same write. */
   acceptDataFormatDowngrade?: boolean;
+  /** Told each warning the API server answers the write with (admission's), as kubectl prints them on stderr. */
+  warn?: (text: string) => void;
 }
 
 /**
@@ -81,7 +83,7 @@ export async function undo({ client, namespace }: Cluster, name: string, toRevis
     if (refusal !== null) throw new CliError(EXIT_API, report);
     return report;
   }
-  await writeNeoSet(client, neoset, { patch: 'json', body });
+  await writeNeoSet(client, neoset, { patch: 'json', body }, opts.warn);
   const accepted = acknowledged
     ? `, accepting data format downgrade ${acknowledged} (annotation ${ACK})`
     : opts.acceptDataFormatDowngrade
