@@ -49,6 +49,9 @@ export interface ContainerRun {
   stop(graceMs: number): Promise<void>;
 }
 
+/** kubelet's PLEG relist period (genericPlegRelistPeriod): how soon it sees a container started. */
+const PLEG_RELIST_MS = 1000;
+
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** The shell run inside the container's namespaces before the program: mounts, hostname, cwd. */
@@ -115,12 +118,16 @@ export function runContainer(spec: ContainerSpec, settings: ContainerSettings): 
     settings.onChange();
   };
 
-  /** Runs `probe` every periodSeconds; `onResult` sees each outcome against its thresholds. */
-  const schedule = (probe: V1Probe, kind: string, onResult: (passed: boolean, failed: boolean) => void) => {
+  /**
+   * Runs `probe` every periodSeconds; `onResult` sees each outcome against its thresholds. With
+   * `manualAtMs`, once more at that time unless ready by then (see startProbes).
+   */
+  const schedule = (probe: V1Probe, kind: string, onResult: (passed: boolean, failed: boolean) => void, manualAtMs?: number) => {
     const period = (probe.periodSeconds ?? 10) * 1000;
+    const initialDelay = (probe.initialDelaySeconds ?? 0) * 1000;
     let successes = 0;
     let failures = 0;
-    const tick = async () => {
+    const tick = async (periodic = true) => {
       if (!child?.pid || stopping) return;
       const result = await probeOnce(probe, { podIP: settings.podIP, container, pid: child.pid, env: spec.env });
       if (!child || stopping || state.running === undefined) return;
@@ -128,19 +135,30 @@ export function runContainer(spec: ContainerSpec, settings: ContainerSettings): 
       failures = result.ok ? 0 : failures + 1;
       if (!result.ok) settings.log(`${container.name}: ${kind} probe failed: ${result.message}`);
       onResult(successes >= (probe.successThreshold ?? 1), failures >= (probe.failureThreshold ?? 3));
-      if (state.running !== undefined) timers.push(setTimeout(() => void tick(), period));
+      if (periodic && state.running !== undefined) timers.push(setTimeout(() => void tick(), period));
     };
-    timers.push(setTimeout(() => void tick(), (probe.initialDelaySeconds ?? 0) * 1000));
+    timers.push(setTimeout(() => void tick(), initialDelay));
+    if (manualAtMs !== undefined && manualAtMs >= initialDelay) timers.push(setTimeout(() => void (ready || tick(false)), manualAtMs));
   };
 
   const startProbes = () => {
     const afterStartup = () => {
       started = true;
       if (container.readinessProbe) {
-        schedule(container.readinessProbe, 'readiness', (passed, failed) => {
-          if (passed) setReady(true);
-          else if (failed) setReady(false);
-        });
+        // kubelet's prober manager runs a readiness probe at once whenever the pod's status is
+        // synced while the container runs unready ("Trigger an immediate run of the readinessProbe",
+        // prober_manager.go UpdatePodStatus); the first such sync follows the PLEG relist (every 1 s)
+        // that sees the container started. Without it a program up within a second (Knative's
+        // adapters, periodSeconds 10) would be Ready only a whole period after its start.
+        schedule(
+          container.readinessProbe,
+          'readiness',
+          (passed, failed) => {
+            if (passed) setReady(true);
+            else if (failed) setReady(false);
+          },
+          PLEG_RELIST_MS,
+        );
       } else setReady(true);
       if (container.livenessProbe) {
         schedule(container.livenessProbe, 'liveness', (_passed, failed) => {
