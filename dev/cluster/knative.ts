@@ -145,7 +145,28 @@ export interface InstallOptions {
    * (a Broker or a Trigger Ready) need not wait for that too (the dev stack's ready line, issue 21).
    */
   waitAvailable?: boolean;
+  /**
+   * Apply the four parts of the release in one `kubectl apply` (as `kubectl apply -f` of all four
+   * files), then wait for the webhook, instead of part by part with the webhook waited for before the
+   * channel and the broker (default false). Safe: no part holds an object of Knative's own kinds,
+   * which only the serving webhook may take, and the one webhook that sees the rest (config
+   * validation, of knative-eventing's ConfigMaps) is failurePolicy Ignore. The workloads go last, so
+   * no pod starts before the ConfigMaps and Secrets it names exist. Saves the dev stack ~3 s.
+   */
+  together?: boolean;
   log?: (line: string) => void;
+}
+
+const WORKLOADS = ['Deployment', 'StatefulSet'];
+
+/** The parts as one apply: each object once (core repeats the CRDs), the workloads last. */
+function asOneApply(parts: { manifests: Manifest[] }[]): Manifest[] {
+  const seen = new Set<string>();
+  const all = parts.flatMap((p) => p.manifests).filter((m) => {
+    const key = `${m.apiVersion}/${m.kind}/${m.metadata.namespace ?? ''}/${m.metadata.name}`;
+    return !seen.has(key) && seen.add(key);
+  });
+  return [...all.filter((m) => !WORKLOADS.includes(m.kind)), ...all.filter((m) => WORKLOADS.includes(m.kind))];
 }
 
 /**
@@ -158,7 +179,18 @@ export async function installKnativeEventing(cp: ControlPlane, opts: InstallOpti
   const log = opts.log ?? (() => {});
   const deadline = Date.now() + (opts.timeoutMs ?? 180_000);
   const left = () => Math.max(1000, deadline - Date.now());
-  const [crds, core, channel, broker] = knativeEventingRelease(opts.dir, opts.version);
+  const parts = knativeEventingRelease(opts.dir, opts.version);
+  if (opts.together) {
+    await applyUntilAccepted(cp.kubeconfigPath, asOneApply(parts), 'the release (eventing-crds, eventing-core, in-memory-channel, mt-channel-broker)', left(), log);
+    await deploymentsAvailable(cp, ['eventing-webhook'], left());
+    log('eventing-webhook Available');
+  } else await installPartByPart(cp, parts, left, log);
+  if (opts.waitAvailable === false) return log(`Knative Eventing v${opts.version ?? KNATIVE_EVENTING_VERSION} applied (the webhook serving)`);
+  await deploymentsAvailable(cp, undefined, left());
+  log(`Knative Eventing v${opts.version ?? KNATIVE_EVENTING_VERSION}: every Deployment of ${KNATIVE_NAMESPACE} Available`);
+}
+
+async function installPartByPart(cp: ControlPlane, [crds, core, channel, broker]: { what: string; manifests: Manifest[] }[], left: () => number, log: (line: string) => void): Promise<void> {
   await applyUntilAccepted(cp.kubeconfigPath, crds.manifests, crds.what, left(), log);
   const established = await kubectl(cp.kubeconfigPath, ['wait', '--for=condition=Established', '--timeout=60s', ...crds.manifests.map((m) => `crd/${m.metadata.name}`)]);
   if (established.code !== 0) throw new Error(`Knative's CRDs not Established: ${established.out}`);
@@ -167,7 +199,4 @@ export async function installKnativeEventing(cp: ControlPlane, opts: InstallOpti
   log('eventing-webhook Available');
   // The channel and the broker need only the core (and its webhook), not each other.
   await Promise.all([channel, broker].map((part) => applyUntilAccepted(cp.kubeconfigPath, part.manifests, part.what, left(), log)));
-  if (opts.waitAvailable === false) return log(`Knative Eventing v${opts.version ?? KNATIVE_EVENTING_VERSION} applied (the webhook serving)`);
-  await deploymentsAvailable(cp, undefined, left());
-  log(`Knative Eventing v${opts.version ?? KNATIVE_EVENTING_VERSION}: every Deployment of ${KNATIVE_NAMESPACE} Available`);
 }
