@@ -79,6 +79,17 @@ export interface NeoSetOnKnativeOptions {
   oidc?: boolean;
   /** Everything Ready within this. Default 120 s. */
   timeoutMs?: number;
+  /**
+   * prepareNeoSetOnKnative ran (with the same `oidc`): only Knative's objects are applied, the
+   * admission certificate is not issued again. Default false.
+   */
+  prepared?: boolean;
+  /**
+   * Wait for the PingSource Ready too (default true). Its adapter's readiness probe has a 20 s
+   * initialDelaySeconds, and its tick comes each minute anyway: the dev stack's ready line (issue 21:
+   * within 30 s) does not wait on it.
+   */
+  waitPingSource?: boolean;
   log?: (line: string) => void;
 }
 
@@ -99,6 +110,27 @@ const KNATIVE_OBJECTS = [
   { group: 'eventing.knative.dev', plural: 'eventpolicies', kind: 'EventPolicy', version: 'v1alpha1' },
 ];
 
+/** An object of Knative's kinds (Broker, Trigger, sources, EventPolicy): only Knative's webhook, once serving, takes it. */
+const knativeObject = (m: Manifest) => /(^|\.)knative\.dev\//.test(m.apiVersion);
+
+async function issueAdmissionCertificate(cp: ControlPlane, log: (line: string) => void): Promise<void> {
+  await rotate({ kubectl: (args, input) => kubectl(cp.kubeconfigPath, args, input) });
+  log('admission certificate issued, caBundle set');
+}
+
+/**
+ * What of knative/eventing-only/ needs no Knative — the namespace, the CRD, RBAC, the functions'
+ * Deployments and Services, the admission webhooks — applied, and the admission certificate issued,
+ * so the functions' pods start while Knative is still installing (the dev stack, dev/knative-stack.ts).
+ * Then deployNeoSetOnKnative with `prepared` applies Knative's objects and waits.
+ */
+export async function prepareNeoSetOnKnative(cp: ControlPlane, opts: Pick<NeoSetOnKnativeOptions, 'oidc' | 'timeoutMs' | 'log'> = {}): Promise<void> {
+  const log = opts.log ?? (() => {});
+  const manifests = eventingOnlyManifests({ oidc: opts.oidc }).filter((m) => !knativeObject(m));
+  await applyUntilAccepted(cp.kubeconfigPath, manifests, "knative/eventing-only but Knative's objects", opts.timeoutMs ?? 120_000, log);
+  await issueAdmissionCertificate(cp, log);
+}
+
 type Conditioned = { metadata?: { name?: string }; status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; address?: { url?: string } } };
 
 /**
@@ -109,7 +141,8 @@ type Conditioned = { metadata?: { name?: string }; status?: { conditions?: { typ
  * its conditions. Re-running it re-applies (kubectl apply) and keeps the admission CA.
  */
 export async function deployNeoSetOnKnative(cp: ControlPlane, opts: NeoSetOnKnativeOptions = {}): Promise<NeoSetOnKnative> {
-  const log = opts.log ?? (() => {});
+  const started = Date.now();
+  const log = (line: string) => opts.log?.(`${line} (${Date.now() - started} ms)`);
   const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
   const left = () => Math.max(1000, deadline - Date.now());
   if (opts.oidc) {
@@ -122,14 +155,19 @@ export async function deployNeoSetOnKnative(cp: ControlPlane, opts: NeoSetOnKnat
   const manifests = eventingOnlyManifests({ oidc: opts.oidc });
   // The CRD first (a NeoSet may be applied right after), then the rest; Knative's webhook judges the
   // Broker, sources and Triggers, so an apply refused while it is not serving yet is tried again.
-  await applyUntilAccepted(cp.kubeconfigPath, manifests, 'knative/eventing-only', left(), log);
-  await rotate({ kubectl: (args, input) => kubectl(cp.kubeconfigPath, args, input) });
-  log('admission certificate issued, caBundle set');
+  let certified: Promise<void> = Promise.resolve();
+  if (opts.prepared) await applyUntilAccepted(cp.kubeconfigPath, manifests.filter(knativeObject), "knative/eventing-only: Knative's objects", left(), log);
+  else {
+    await applyUntilAccepted(cp.kubeconfigPath, manifests, 'knative/eventing-only', left(), log);
+    // While Knative's objects come up (admission's pods wait for its Secret; nothing else does).
+    certified = issueAdmissionCertificate(cp, log);
+  }
 
+  // The functions' pods and Knative's objects (the sources' adapters are pods too) come up at once: waited together.
   const apps = cp.kubeConfig().makeApiClient(AppsV1Api);
   const deployments = manifests.filter((m) => m.kind === 'Deployment').map((m) => m.metadata.name);
   let waiting: string[] = deployments;
-  await waitFor(
+  const functionsAvailable = waitFor(
     async () => {
       const items = (await apps.listNamespacedDeployment({ namespace: SYSTEM_NAMESPACE })).items;
       waiting = deployments.filter((name) => {
@@ -141,14 +179,14 @@ export async function deployNeoSetOnKnative(cp: ControlPlane, opts: NeoSetOnKnat
     { what: `NeoSet's Deployments Available in ${SYSTEM_NAMESPACE}`, timeoutMs: left(), intervalMs: 250 },
   ).catch((err: unknown) => {
     throw new Error(`${(err as Error).message}; not Available: ${waiting.join(', ')}`, { cause: err });
-  });
-  log(`NeoSet's functions Available (${deployments.join(', ')})`);
+  }).then(() => log(`NeoSet's functions Available (${deployments.join(', ')})`));
 
   const custom = cp.kubeConfig().makeApiClient(CustomObjectsApi);
-  const expected = KNATIVE_OBJECTS.flatMap((o) => manifests.filter((m) => m.kind === o.kind).map((m) => ({ ...o, name: m.metadata.name })));
+  const waited = KNATIVE_OBJECTS.filter((o) => o.kind !== 'PingSource' || opts.waitPingSource !== false);
+  const expected = waited.flatMap((o) => manifests.filter((m) => m.kind === o.kind).map((m) => ({ ...o, name: m.metadata.name })));
   let notReady: string[] = [];
   let brokerURL = '';
-  await waitFor(
+  const knativeReady = waitFor(
     async () => {
       notReady = [];
       for (const o of expected) {
@@ -162,8 +200,8 @@ export async function deployNeoSetOnKnative(cp: ControlPlane, opts: NeoSetOnKnat
     { what: `NeoSet's Knative objects Ready in ${SYSTEM_NAMESPACE}`, timeoutMs: left(), intervalMs: 500 },
   ).catch((err: unknown) => {
     throw new Error(`${(err as Error).message}; not Ready: ${notReady.join('; ')}`, { cause: err });
-  });
-  log(`NeoSet on Knative: ${expected.map((o) => `${o.kind}/${o.name}`).join(', ')} Ready`);
+  }).then(() => log(`NeoSet on Knative: ${expected.map((o) => `${o.kind}/${o.name}`).join(', ')} Ready`));
+  await Promise.all([certified, functionsAvailable, knativeReady]);
 
   const core = cp.kubeConfig().makeApiClient(CoreV1Api);
   const clusterIP = async (namespace: string, name: string) => `http://${(await core.readNamespacedService({ namespace, name })).spec!.clusterIP}`;
