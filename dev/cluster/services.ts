@@ -13,16 +13,18 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api, DiscoveryV1Api } from '@kubernetes/client-node';
 import { spawnSync } from 'node:child_process';
-import { kubectlApply, toYaml } from '../manifests.ts';
+import { toYaml } from '../manifests.ts';
 import { waitFor } from '../kubelet/wait-for.ts';
 import { resolveKubeProxy } from './binaries.ts';
 import { issueClientCert } from './certs.ts';
 import { filesIn, type ControlPlane } from './control-plane.ts';
 import { corednsManifests } from './coredns.ts';
+import { kubectl } from './knative.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { freePorts } from './ports.ts';
 import { probe, waitForHealthy } from './probe.ts';
 import { startProcess, type ManagedProcess } from './processes.ts';
+import { execute } from '../kubelet/process/network.ts';
 import { API_ADDRESS, CLUSTER_CIDR, deleteKubeProxyTables, kubeProxyTables } from './service-network.ts';
 import { PROCESS_GRACE_MS } from './shutdown.ts';
 
@@ -44,6 +46,12 @@ export interface Services {
   kubeProxyLog: string;
   /** Removes CoreDNS's objects, stops kube-proxy and deletes its nftables tables; never throws. */
   stop(): Promise<void>;
+  /**
+   * Stops kube-proxy and deletes its nftables tables, leaving CoreDNS's objects: for a stop that takes
+   * the whole cluster along (the dev stack's Ctrl-C), where asking a stopping API server to delete
+   * them would only wait. Never throws.
+   */
+  stopProxy(): Promise<void>;
 }
 
 function kubeProxyArgs(kubeconfig: string, nodeName: string, healthzPort: number, metricsPort: number): string[] {
@@ -92,7 +100,8 @@ export async function startServices(cp: ControlPlane, opts: ServicesOptions): Pr
     await kubeProxy.stop(PROCESS_GRACE_MS);
     // `kube-proxy --cleanup` also tries the iptables and ipvs modes' rules (which need iptables and
     // ipvsadm); ours are its two nftables tables, deleted by name. Nothing else of the host's is touched.
-    spawnSync(binary, ['--cleanup', '--proxy-mode=nftables'], { stdio: 'ignore', timeout: 10_000 });
+    // Asynchronous and bounded: it runs inside the dev stack's bounded stop, beside other parts.
+    await execute(binary, ['--cleanup', '--proxy-mode=nftables'], { timeoutMs: 3000 });
     await deleteKubeProxyTables();
   };
   const stop = async () => {
@@ -107,7 +116,9 @@ export async function startServices(cp: ControlPlane, opts: ServicesOptions): Pr
 
   try {
     await waitForHealthy(kubeProxy, `http://127.0.0.1:${healthzPort}/healthz`, undefined, 30_000);
-    kubectlApply(cp.kubeconfigPath, manifests, 'installing CoreDNS');
+    // Asynchronous: the dev stack installs Knative meanwhile.
+    const applied = await kubectl(cp.kubeconfigPath, ['apply', '-f', '-'], toYaml(manifests));
+    if (applied.code !== 0) throw new Error(`installing CoreDNS failed: ${applied.out.trim()}`);
     const kc = cp.kubeConfig();
     const discovery = kc.makeApiClient(DiscoveryV1Api);
     const core = kc.makeApiClient(CoreV1Api);
@@ -134,5 +145,5 @@ export async function startServices(cp: ControlPlane, opts: ServicesOptions): Pr
     await stop();
     throw err;
   }
-  return { kubeProxy, kubeProxyLog: logPath, stop };
+  return { kubeProxy, kubeProxyLog: logPath, stop, stopProxy };
 }
