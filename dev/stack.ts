@@ -28,6 +28,13 @@ import { connectCluster, deleteManifests, deleteManifestsNow, startLocalCluster,
 /** The analysis address of README "Automated canary" (unreachable on purpose: the rollout holds). */
 export const DEV_ANALYSIS_ADDRESSES = 'http://prometheus.invalid:9090';
 
+/**
+ * The Prometheus addresses canary analyses may query in either mode (SPEC §2.3), comma-separated:
+ * yours in NEOSET_ANALYSIS_ADDRESSES, else the one README "Automated canary" walks through.
+ */
+export const devAnalysisAddresses = () =>
+  analysisAddressesFromEnv({ [ANALYSIS_ADDRESSES_VARIABLE]: process.env[ANALYSIS_ADDRESSES_VARIABLE] ?? DEV_ANALYSIS_ADDRESSES }).join(',');
+
 export interface DevStackOptions {
   /** Working directory: kubeconfig, logs, certificates, the control plane's data. */
   dir: string;
@@ -106,6 +113,8 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       const kubelet: Kubelet = await startKubelet({
         kubeConfig: kc,
         nodeName: NODE_NAME,
+        // §4.12: StorageClass `standard`, claims bound and resized as a CSI driver would (volumes.ts).
+        volumes: {},
         log: (line) => appendFileSync(kubeletLog, `${new Date().toISOString()} ${line}\n`),
       });
       parts.push({ name: 'simulated kubelet', stop: () => kubelet.stop() });
@@ -130,9 +139,8 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
 
     // The PingSource the bridge's ticks come from, and the one reconcile takes ticks from (SPEC §2.3).
     const resyncSource = resyncSourceFromEnv();
-    // The Prometheus addresses canary analyses may query, for reconcile and admission alike (SPEC §2.3):
-    // yours in NEOSET_ANALYSIS_ADDRESSES, else the one README "Automated canary" walks through.
-    const analysis = { [ANALYSIS_ADDRESSES_VARIABLE]: analysisAddressesFromEnv({ [ANALYSIS_ADDRESSES_VARIABLE]: process.env[ANALYSIS_ADDRESSES_VARIABLE] ?? DEV_ANALYSIS_ADDRESSES }).join(',') };
+    // For reconcile and admission alike.
+    const analysis = { [ANALYSIS_ADDRESSES_VARIABLE]: devAnalysisAddresses() };
     log(`canary analyses may query: ${analysis[ANALYSIS_ADDRESSES_VARIABLE] || 'no Prometheus address'} (${ANALYSIS_ADDRESSES_VARIABLE})`);
     const common = (name: FunctionName, kubeconfig: string) => ({ name, kubeconfig, port: opts.ports[name], logPath: join(logsDir, `${name}.log`), bundled: opts.bundled });
     const started = await Promise.allSettled([

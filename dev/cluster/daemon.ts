@@ -26,7 +26,8 @@ async function startKubeletIfPresent(kubeConfig: KubeConfig): Promise<Part | und
     log(`${KUBELET_MODULE.pathname} exports no startKubelet: running without a kubelet`);
     return undefined;
   }
-  const kubelet = await module.startKubelet({ kubeConfig, nodeName: NODE_NAME, log });
+  // volumes: StorageClass `standard`, claims bound and resized as a CSI driver would (dev/kubelet/volumes.ts).
+  const kubelet = await module.startKubelet({ kubeConfig, nodeName: NODE_NAME, log, volumes: {} });
   log(`simulated kubelet running as node ${NODE_NAME} for all namespaces`);
   return { name: 'simulated kubelet', stop: () => kubelet.stop() };
 }

@@ -15,6 +15,7 @@ import { startPodWatch, type WirePod } from './pod-watch.ts';
 import { createWorkQueue } from './work-queue.ts';
 import { createProcessPods, type ProcessModeOptions, type ProcessPods } from './process/pods.ts';
 import { resolveCniPlugins } from '../cluster/binaries.ts';
+import { startVolumes, type Volumes, type VolumesOptions } from './volumes.ts';
 
 export interface KubeletOptions {
   kubeConfig: KubeConfig;
@@ -44,6 +45,8 @@ export interface KubeletOptions {
    * resolveCniPlugins() (NEOSET_CNI_PATH, else the cached build).
    */
   processMode?: Omit<ProcessModeOptions, 'cniPath'> & { cniPath?: string };
+  /** The cluster's storage as a CSI driver would do it (volumes.ts: binds and resizes claims of class `standard`); off unless given. */
+  volumes?: Pick<VolumesOptions, 'resizeDelayMs' | 'pollMs'>;
   log?: (msg: string) => void;
 }
 
@@ -290,10 +293,12 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     log,
   });
   log(`started (namespace ${opts.namespace ?? '*'}, host ${node.hostIP}, pods ${node.podSubnet}.0/24)`);
+  const volumes: Volumes | undefined = opts.volumes ? await startVolumes({ ...opts.volumes, kubeConfig: opts.kubeConfig, namespace: opts.namespace, log: opts.log }) : undefined;
 
   return {
     nodeName,
     async stop() {
+      await volumes?.stop();
       await watch.stop();
       await queue.stop();
       await processes?.stop();
