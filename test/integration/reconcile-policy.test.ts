@@ -10,6 +10,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identityManifests, kubectlApply, kustomize, SYSTEM_NAMESPACE, type Manifest } from '../../dev/manifests.ts';
 import { poll } from '../../dev/cluster/wait.ts';
+import { ANNOTATION_RESIZE_ERROR, startVolumes } from '../../dev/kubelet/volumes.ts';
 import { API_VERSION, KIND, LABEL_NEOSET_NAME } from '../../shared/api/names.ts';
 import { volumeClaimName } from '../../shared/core/pods/identity.ts';
 import { createKubeClient, type KubeClient } from '../../shared/k8s/client.ts';
@@ -174,6 +175,40 @@ describe('what the policy refuses the function accounts', () => {
     const more = await as(RECONCILE, ns.name, ['patch', 'pvc', 'data-owner-1', '--type=merge', '-p', JSON.stringify({ metadata: { labels: { [LABEL_NEOSET_NAME]: owner.name }, ownerReferences: [neosetOwner(owner.name, owner.uid, false)] } })]);
     expect(more.stderr).toContain(`${DENIED}NeoSet's functions never change a PersistentVolumeClaim's spec, and only label a claim`);
     expect((await as(RECONCILE, ns.name, ['label', 'pvc', 'data-owner-1', `${LABEL_NEOSET_NAME}=${owner.name}`])).code).toBe(0);
+  });
+
+  // §4.12 claims that grow: bound claims (dev/kubelet/volumes.ts binds them), whose resize fails at
+  // once (the annotation), so that capacity stays 1Gi and the API server would let a request be
+  // lowered again (RecoverVolumeExpansionFailure): what refuses that is the policy.
+  it("claims that grow: a raise of a labelled claim's storage goes through; lowering it, or raising an unlabelled one, is refused", async () => {
+    const volumes = await startVolumes({ kubeConfig: kubeConfig(), namespace: ns.name });
+    try {
+      const claim = (name: string, labels?: Record<string, string>) =>
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          metadata: { name, annotations: { [ANNOTATION_RESIZE_ERROR]: 'no space' }, ...(labels ? { labels } : {}) },
+          spec: { storageClassName: 'standard', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+        });
+      expect((await kubectl(['-n', ns.name, 'create', '-f', '-'], { input: claim('grow-0', { [LABEL_NEOSET_NAME]: owner.name }) })).code).toBe(0);
+      expect((await kubectl(['-n', ns.name, 'create', '-f', '-'], { input: claim('grow-1') })).code).toBe(0);
+      await poll('both claims bound', async () => {
+        const r = await kubectl(['-n', ns.name, 'get', 'pvc', 'grow-0', 'grow-1', '-o', 'jsonpath={.items[*].status.phase}']);
+        return r.stdout === 'Bound Bound' ? true : undefined;
+      }, { timeoutMs: 15_000, intervalMs: 100 });
+      const storage = (name: string, value: string) => ['patch', 'pvc', name, '--type=merge', '-p', JSON.stringify({ spec: { resources: { requests: { storage: value } } } })];
+      const raise = await as(RECONCILE, ns.name, storage('grow-0', '3Gi'));
+      expect(raise.code, raise.stderr).toBe(0);
+      const lower = await as(RECONCILE, ns.name, storage('grow-0', '2Gi'));
+      expect(lower.stderr).toContain(`${DENIED}NeoSet's functions never change a PersistentVolumeClaim's spec`);
+      // The same lowering by an administrator goes through: it is the policy that refuses it.
+      const admin = await kubectl(['-n', ns.name, ...storage('grow-0', '2Gi')]);
+      expect(admin.code, admin.stderr).toBe(0);
+      const unlabelled = await as(RECONCILE, ns.name, storage('grow-1', '2Gi'));
+      expect(unlabelled.stderr).toContain(`${DENIED}NeoSet's functions may only write PersistentVolumeClaims that carry the neoset.neo.io/name label`);
+    } finally {
+      await volumes.stop();
+    }
   });
 
   it('a ControllerRevision without a controller ownerReference to its NeoSet', async () => {
