@@ -15,6 +15,7 @@ import { selectorShapeIssues } from './selector.ts';
 import { joinPath } from '../core/field-path.ts';
 import { parsePercent } from '../core/percent.ts';
 import { priorityIssues } from './priority.ts';
+import { ordinalIssues } from './ordinals.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /**
@@ -101,9 +102,10 @@ export function neosetIssues(neoset: NeoSet, limits: AdmissionLimits): Issue[] {
     ...readinessIssues(neoset),
     ...canaryIssues(neoset, limits.analysisAddresses),
     ...capIssues(neoset, limits),
-    // §4.12 peers' features: update priority and the scale budget.
+    // §4.12 peers' features: update priority, the scale budget, start and reserved ordinals.
     ...priorityIssues(neoset),
     ...scaleStrategyIssues(neoset),
+    ...ordinalIssues(neoset),
     // §4.7: the data-format annotations' shape (the downgrade rule needs the pods: functions/admission/data-format.ts).
     ...dataFormatIssues(neoset),
   ];

@@ -130,7 +130,7 @@ export const InPlaceUpdateStrategy = z
 export const CanaryStep = z
   .object({
     partition: intOrString(
-      'Hold pods with ordinal < partition on the current revision: an integer, or a percentage of replicas ("50%", rounded up). The step is complete when every pod >= partition runs the update revision and is available.',
+      'Hold the first partition pods (by position: spec.updateStrategy.partition) on the current revision: an integer, or a percentage of replicas ("50%", rounded up). The step is complete when every pod >= partition runs the update revision and is available.',
     ).optional(),
     pause: z
       .object({
@@ -193,7 +193,7 @@ export const PriorityStrategy = z
     orderPriority: z.array(PriorityOrderTerm).max(20).optional().describe('Order terms, the first one first. Exclusive with weightPriority.'),
   })
   .describe(
-    'Which pods the rollout updates first (OpenKruise priorityStrategy): among the pods the partition allows (ordinal >= partition), higher priority first, ties highest ordinal first. The partition keeps its meaning; only one of weightPriority and orderPriority may be set. E.g. a database updates its replicas before its primary, whatever the primary\'s ordinal.',
+    'Which pods the rollout updates first (OpenKruise priorityStrategy): among the pods the partition allows (position >= partition), higher priority first, ties highest ordinal first. The partition keeps its meaning; only one of weightPriority and orderPriority may be set. E.g. a database updates its replicas before its primary, whatever the primary\'s ordinal.',
   );
 
 export const UpdateStrategyType = z.enum(['InPlaceIfPossible', 'InPlaceOnly', 'ReCreate', 'OnDelete']);
@@ -207,7 +207,9 @@ export const UpdateStrategy = z
       .int()
       .min(0)
       .default(0)
-      .describe('Pods with ordinal >= partition are updated; lower ordinals stay on the current revision (canary).'),
+      .describe(
+        'Pods at position >= partition are updated; the first partition pods stay on the current revision (canary). A position counts the pods in ordinal order from spec.ordinals.start, reserved ordinals skipped: without start and reserveOrdinals it is the ordinal (the StatefulSet controller compares ordinal - start).',
+      ),
     maxUnavailable: intOrString(
       'Most pods that may be unavailable at once during an update: an integer >= 1 or a percentage of replicas ("20%", rounded up, at least 1).',
     ).default(1),
@@ -253,8 +255,46 @@ export const Lifecycle = z
     'Update hooks (SPEC §4.10). A pod counts against maxUnavailable from PreparingUpdate until Normal; every state change is also sent as a CloudEvent (type io.neo.neoset.lifecycle.<state>, the Pod as data) to $K_SINK.',
   );
 
+// §4.12 start and reserved ordinals: the native StatefulSet's spec.ordinals (GA 1.31) and OpenKruise's
+// reserveOrdinals. An ordinal has at most 9 digits: the pod name <neoset>-<ordinal> is its hostname,
+// a DNS label of at most 63 characters, and a NeoSet name at most 52 (admission/validate.ts).
+export const MAX_ORDINAL = 999_999_999;
+/** Entries of spec.reserveOrdinals: Kruise has no bound; 100 ranges cover any retirement plan and keep the decision's walk short. */
+export const MAX_RESERVE_ORDINALS = 100;
+
+export const Ordinals = z
+  .object({
+    start: z
+      .int()
+      .min(0)
+      .max(MAX_ORDINAL)
+      .default(0)
+      .describe(
+        'The first ordinal: pods are <name>-<start>, <name>-<start+1>, ... (as the StatefulSet\'s spec.ordinals.start). A change moves the pods as the StatefulSet controller does: the new ordinals are created, the ones left out are condemned and deleted as on a scale-down (highest first; their claims as whenScaled says).',
+      ),
+  })
+  .describe('The numbering of the pods (StatefulSet spec.ordinals).');
+
 export const NeoSetSpec = z.object({
-  replicas: z.int().min(0).default(1).describe('Number of pods, ordinals 0..replicas-1.'),
+  replicas: z
+    .int()
+    .min(0)
+    .default(1)
+    .describe(
+      'Number of pods. They take the first replicas ordinals from spec.ordinals.start (default 0) that spec.reserveOrdinals does not reserve: 0..replicas-1 without either.',
+    ),
+  ordinals: Ordinals.optional(),
+  reserveOrdinals: z
+    .array(
+      intOrString(
+        'An ordinal (an integer, e.g. 3) or an inclusive range "a-b" (e.g. "3-5"), each from 0 to 999999999.',
+      ),
+    )
+    .max(MAX_RESERVE_ORDINALS)
+    .optional()
+    .describe(
+      'Ordinals never used (OpenKruise reserveOrdinals), e.g. to retire db-3 whose disk is lost: replicas still counts pods, so the next free ordinal takes its place. A pod on an ordinal that becomes reserved is deleted as on a scale-down and its claims follow whenScaled. At most 100 entries.',
+    ),
   selector: LabelSelector,
   serviceName: z
     .string()
