@@ -102,13 +102,14 @@ beforeAll(async () => {
   // A tap on the Broker: what it delivers to the Pod Triggers, with every header, to compare with
   // what the functions logged (the same event has the same id on every Trigger).
   tap = await startReceiver(stack.cp, SYSTEM_NAMESPACE, 'tap');
+  // With OIDC the tap's subscriber has an audience too, so the filter sends it a token as it does the functions.
   const tapTrigger = (name: string, attributes: Record<string, string>, uri?: string) =>
     custom().createNamespacedCustomObject({
       group: 'eventing.knative.dev',
       version: 'v1',
       namespace: SYSTEM_NAMESPACE,
       plural: 'triggers',
-      body: { apiVersion: 'eventing.knative.dev/v1', kind: 'Trigger', metadata: { name }, spec: { broker: 'neoset', filter: { attributes }, subscriber: { ref: { apiVersion: 'v1', kind: 'Service', name: 'tap' }, uri } } },
+      body: { apiVersion: 'eventing.knative.dev/v1', kind: 'Trigger', metadata: { name }, spec: { broker: 'neoset', filter: { attributes }, subscriber: { ref: { apiVersion: 'v1', kind: 'Service', name: 'tap' }, uri, audience: OIDC ? 'neoset-tap' : undefined } } },
     });
   await tapTrigger('tap', { kind: 'Pod', apiversion: 'v1' });
   // And on the PingSource's ticks (a Trigger's filter attributes are ANDed: one Trigger each).
@@ -213,6 +214,10 @@ describe('NeoSet on the real Knative Eventing (knative/eventing-only)', () => {
     expect(sample.headers['content-type']).toBe('application/json');
     console.log('a Pod event as the Broker delivered it:', JSON.stringify({ path: sample.path, headers: Object.fromEntries(Object.entries(sample.headers).filter(([k]) => k !== 'authorization')), dataBytes: sample.data.length }));
     if (OIDC) {
+      // The filter's token: the Trigger's own OIDC ServiceAccount, for the subscriber's audience, from the API server's issuer.
+      const claims = JSON.parse(Buffer.from(sample.headers.authorization.replace(/^Bearer /, '').split('.')[1], 'base64url').toString('utf8')) as { iss: string; aud: string[]; sub: string; exp: number; iat: number };
+      console.log('the token the Broker sent:', JSON.stringify({ iss: claims.iss, aud: claims.aud, sub: claims.sub, lifetimeSeconds: claims.exp - claims.iat }));
+      expect(claims).toMatchObject({ iss: 'https://kubernetes.default.svc.cluster.local', aud: ['neoset-tap'], sub: 'system:serviceaccount:neoset-system:tap-oidc-eventing.knative.dev-trigger' });
       // Each delivery to the functions carried a token of a Trigger's OIDC identity, checked by TokenReview.
       const metrics = await (await fetch(`${deployed.serviceURLs.reconcile}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
       const accepted = /neoset_caller_checks_total\{result="(accepted|cached)"[^}]*\} (\d+)/g;
