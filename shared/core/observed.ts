@@ -8,6 +8,7 @@ import type { ControllerRevision, Pod } from './objects.ts';
 import type { InPlaceState } from '../api/inplace-state.ts';
 import type { ObjectRef } from './plan.ts';
 import { objectRef, parseOrdinal, podRevision } from './pods/identity.ts';
+import { ordinalPositions, ordinalsInRange } from './ordinals.ts';
 import { inTerminalPhase, isTerminating } from './pods/conditions.ts';
 import { resolveRevisions, type Revisions } from './revisions/revisions.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -24,8 +25,10 @@ export interface ObservedPod {
   terminating: boolean;
   /** Phase Failed or Succeeded. */
   terminalPhase: boolean;
-  /** ordinal < spec.replicas; the others are condemned (scale-down). */
+  /** The ordinal is one of Observed.ordinals (§4.12); the others are condemned (scale-down, start moved, reserved). */
   inRange: boolean;
+  /** Its index in Observed.ordinals, what the partition compares (§4.12); -1 when condemned. */
+  position: number;
   /**
    * A live claim (§2.0): a decision claimed this pod's update in status.updateClaims and the pod is
    * still at the claimed resourceVersion with no update state, so the claimer's write may still land.
@@ -40,6 +43,10 @@ export interface Observed {
   nowMs: number;
   generation: number;
   replicas: number;
+  /** The ordinals replicas maps to, ascending (ordinals.ts): 0..replicas-1 without start or reserveOrdinals. */
+  ordinals: number[];
+  /** ordinal -> position in `ordinals` (what the partition compares); an ordinal not here is condemned. */
+  positions: ReadonlyMap<number, number>;
   minReadySeconds: number;
   /** Pods with a NeoSet ordinal, by ordinal. Pods whose name is not `<neoset>-<i>` are not ours to act on. */
   pods: ObservedPod[];
@@ -62,6 +69,8 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
   const claims: UpdateClaim[] = [];
   const usable = snapshot.revisions.filter((r) => controlOf(neoset, r) !== 'other');
   const revisions = resolveRevisions(neoset, usable);
+  const ordinals = ordinalsInRange(neoset.spec);
+  const positions = ordinalPositions(ordinals);
   for (const pod of snapshot.pods) {
     const ordinal = parseOrdinal(neoset.metadata.name, pod.metadata.name);
     const control = controlOf(neoset, pod);
@@ -81,7 +90,8 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
       state,
       terminating,
       terminalPhase: inTerminalPhase(pod),
-      inRange: ordinal < neoset.spec.replicas,
+      inRange: positions.has(ordinal),
+      position: positions.get(ordinal) ?? -1,
       claimed: live,
       orphan: control === 'orphan',
     });
@@ -108,6 +118,8 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
     nowMs,
     generation: neoset.metadata.generation ?? 0,
     replicas: neoset.spec.replicas,
+    ordinals,
+    positions,
     minReadySeconds,
     pods: views,
     byOrdinal,

@@ -38,6 +38,7 @@ export function rolloutTarget(o: Observed, measurement: AnalysisMeasurement | un
     minReadySeconds: o.minReadySeconds,
     pods: o.pods,
     byOrdinal: o.byOrdinal,
+    ordinals: o.ordinals,
     measurement,
   });
   const target = canary.aborted ? revisions.current : revisions.update;
@@ -49,16 +50,16 @@ export function rolloutTarget(o: Observed, measurement: AnalysisMeasurement | un
     revisions.current.name !== target.name &&
     stepsDone &&
     target.stored !== null &&
-    rolloutDone(neoset.spec.replicas, o.byOrdinal, target.name, o.minReadySeconds, o.nowMs);
+    rolloutDone(o.ordinals, o.byOrdinal, target.name, o.minReadySeconds, o.nowMs);
   return { target, partition: canary.partition, canary, current: advanced ? target : revisions.current, advanced };
 }
 
 /**
- * §4.2: currentRevision advances only when every pod 0..replicas-1 exists, runs the target
+ * §4.2: currentRevision advances only when every pod in range (Observed.ordinals) exists, runs the target
  * (label, and no in-place update in flight) and is available — so never while partition holds pods back.
  */
-function rolloutDone(replicas: number, byOrdinal: Map<number, ObservedPod>, target: string, minReady: number, nowMs: number): boolean {
-  for (let i = 0; i < replicas; i++) {
+function rolloutDone(ordinals: number[], byOrdinal: Map<number, ObservedPod>, target: string, minReady: number, nowMs: number): boolean {
+  for (const i of ordinals) {
     const v = byOrdinal.get(i);
     if (!v || v.terminating || v.revision !== target || v.state !== null || !isAvailable(v.pod, minReady, nowMs)) return false;
   }

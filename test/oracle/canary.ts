@@ -14,6 +14,7 @@
 //                target: no pod newly starts toward it — work claimed before (update-claims.ts) aside.
 import type { NeoSet } from '../../shared/api/neoset.ts';
 import type { Report } from './types.ts';
+import { rangeOf } from './ordinals.ts';
 import { claimed } from './update-claims.ts';
 import type { View } from './view.ts';
 import { seconds } from './wire.ts';
@@ -110,7 +111,7 @@ function incomplete(prev: View, now: View, c: CanaryFacts, i: number): string | 
   }
   const partition = partitionAtStep(c.steps, i, prev.replicas);
   const done = (v: View) => {
-    for (let o = partition; o < v.replicas; o++) {
+    for (const o of rangeOf(v).ordinals.slice(partition)) {
       const p = v.byOrdinal.get(o);
       if (!p || p.terminating || p.revision !== v.revisions.update || p.state !== null || !p.ready) return false;
     }

@@ -16,6 +16,7 @@
 import { KIND } from '../../shared/api/names.ts';
 import type { LabelSelector, NeoSet } from '../../shared/api/neoset.ts';
 import type { Pod } from '../../shared/core/objects.ts';
+import { belowPartition, inRange } from './ordinals.ts';
 import { claimed } from './update-claims.ts';
 import type { Report } from './types.ts';
 import { inHooks, type PodFacts, type View } from './view.ts';
@@ -65,13 +66,12 @@ export function priorityInvariants(prev: View, now: View, started: PodFacts[], r
   if (update === undefined || prev.revisions.update !== update) return;
   const inFlight = claimed(prev);
   const startedUids = new Set(started.map((p) => p.uid));
-  const range = Math.min(prev.replicas, now.replicas);
-  const partition = Math.max(prev.partition, now.partition);
+
   const waiting = prev.pods.filter((q) => {
     const after = now.byUid.get(q.uid);
     const owned = (q.pod.metadata.ownerReferences ?? []).some((r) => r.controller && r.kind === KIND && r.name === prev.name);
     return after !== undefined && !after.terminating && owned && !q.unavailable && !startedUids.has(q.uid) && !inFlight.has(q.name) &&
-      q.ordinal < range && q.ordinal >= partition && q.revision !== update && q.state === null && !inHooks(q.pod);
+      inRange(prev, q.ordinal) && inRange(now, q.ordinal) && !belowPartition(prev, q.ordinal) && !belowPartition(now, q.ordinal) && q.revision !== update && q.state === null && !inHooks(q.pod);
   });
   for (const p of started) {
     const before = prev.byUid.get(p.uid);

@@ -11,8 +11,9 @@
 //   NewPodRevision   a new pod starts on currentRevision; on updateRevision only when no rollout is in
 //                    progress, or its ordinal >= partition and the rollout is not paused (§4.3).
 //   CurrentRevision  status.currentRevision moves only to updateRevision, with every pod
-//                    0..replicas-1 on it, Ready and with no update in flight (§4.2).
+//                    in range (ordinals.ts) on it, Ready and with no update in flight (§4.2).
 import type { Report } from './types.ts';
+import { belowPartition, rangeOf, rank } from './ordinals.ts';
 import { claimed } from './update-claims.ts';
 import type { PodFacts, View } from './view.ts';
 
@@ -27,14 +28,13 @@ export function revisionInvariants(prev: View, now: View, report: Report): void 
 const rolloutTarget = (v: View): string | undefined => (v.revisions.rolling ? v.revisions.update : undefined);
 
 function landings(prev: View, now: View, report: Report): void {
-  const partition = Math.min(prev.partition, now.partition);
   const currents = new Set([prev.revisions.current, now.revisions.current]);
   const targets = new Set([rolloutTarget(prev), rolloutTarget(now)].filter((r) => r !== undefined && !currents.has(r)));
   const inFlight = claimed(prev); // claimed work finishes as claimed (update-claims.ts)
   for (const p of now.pods) {
     const before = prev.byUid.get(p.uid);
-    if (!before || p.ordinal >= partition || p.revision === before.revision || !targets.has(p.revision!) || inFlight.has(p.name)) continue;
-    report('Partition', `ordinal ${p.ordinal} < partition ${partition} moved to updateRevision ${p.revision}`, p.name);
+    if (!before || !belowPartition(prev, p.ordinal) || !belowPartition(now, p.ordinal) || p.revision === before.revision || !targets.has(p.revision!) || inFlight.has(p.name)) continue;
+    report('Partition', `ordinal ${p.ordinal} (position ${rank(now, p.ordinal)}) < partition ${Math.min(prev.partition, now.partition)} moved to updateRevision ${p.revision}`, p.name);
   }
 }
 
@@ -65,7 +65,7 @@ function mayCreate(v: View, ordinal: number, revision: string | undefined): bool
   if (revision === undefined) return false;
   if (revision === v.revisions.current) return true;
   if (revision !== v.revisions.update) return false;
-  return !v.revisions.rolling || (ordinal >= v.partition && !v.pause);
+  return !v.revisions.rolling || (!belowPartition(v, ordinal) && !v.pause);
 }
 
 function newPodRevision(prev: View, now: View, p: PodFacts, report: Report): void {
@@ -81,7 +81,7 @@ function currentRevision(prev: View, now: View, report: Report): void {
   if (!from || !to || from === to) return;
   const updates = [prev, now].flatMap((v) => [v.revisions.update, v.neoset.status?.updateRevision]);
   const done = (v: View) => {
-    for (let i = 0; i < v.replicas; i++) {
+    for (const i of rangeOf(v).ordinals) {
       const p = v.byOrdinal.get(i);
       if (!p || p.terminating || p.revision !== to || p.state !== null || !p.ready) return false;
     }

@@ -6,9 +6,9 @@
 //
 //   Pause           while pause is true in both states, or the strategy is OnDelete in both, nothing
 //                   starts — rescues included — but work claimed before (update-claims.ts) may land.
-//   Partition       nothing starts on a pod whose ordinal is below the partition of both states
+//   Partition       nothing starts on a pod whose position (§4.12, ordinals.ts) is below the partition of both states
 //                   (claimed work aside, as for Pause).
-//   MaxUnavailable  the pods 0..replicas-1 unavailable in both states (the started ones aside), plus
+//   MaxUnavailable  the pods in range in both states unavailable in both (the started ones aside), plus
 //                   the started ones that are not rescue-eligible, fit in maxUnavailable (the larger
 //                   of the two). Kubelet failures between the states may make more pods unavailable,
 //                   but then nothing may start.
@@ -21,6 +21,7 @@
 // Rescue-eligible (§4.4 "Rescue [revised, v0.2]"): in the previous state the pod is not Ready and its
 // revision is neither currentRevision nor updateRevision of either state — a pod stuck on an
 // abandoned revision. Derived from the pods themselves, never from a flag the checked code writes.
+import { belowPartition, rangeInBoth, rank } from './ordinals.ts';
 import { priorityInvariants } from './priority.ts';
 import { claimed } from './update-claims.ts';
 import type { Report } from './types.ts';
@@ -45,24 +46,27 @@ export function startInvariants(prev: View, now: View, report: Report): void {
   if (unclaimed.length > 0 && ((prev.pause && now.pause) || (prev.strategy === 'OnDelete' && now.strategy === 'OnDelete'))) {
     report('Pause', `updates started while ${now.pause ? 'paused' : 'OnDelete'}: ${names(unclaimed)}`);
   }
-  const partition = Math.min(prev.partition, now.partition);
-  for (const p of unclaimed.filter((s) => s.ordinal < partition)) report('Partition', `update started on ordinal ${p.ordinal} < partition ${partition}`, p.name);
+  // §4.12: the partition counts positions among the ordinals in range (ordinals.ts).
+  for (const p of unclaimed.filter((s) => belowPartition(prev, s.ordinal) && belowPartition(now, s.ordinal))) {
+    report('Partition', `update started on ordinal ${p.ordinal} (position ${rank(now, p.ordinal)}) < partition ${Math.min(prev.partition, now.partition)}`, p.name);
+  }
   budget(prev, now, started, report);
   priorityInvariants(prev, now, unclaimed, report);
 }
 
 function budget(prev: View, now: View, started: PodFacts[], report: Report): void {
-  const range = Math.min(prev.replicas, now.replicas);
+  const range = rangeInBoth(prev, now);
+  const inBoth = new Set(range);
   const known = new Set([prev, now].flatMap((v) => [v.revisions.current, v.revisions.update]).filter((r) => r !== undefined));
   const eligible = (p: PodFacts) => {
     const before = prev.byUid.get(p.uid);
     return before !== undefined && !before.ready && (before.revision === undefined || !known.has(before.revision));
   };
-  const counted = started.filter((p) => p.ordinal < range && !eligible(p));
+  const counted = started.filter((p) => inBoth.has(p.ordinal) && !eligible(p));
   const startedOrdinals = new Set(started.map((p) => p.ordinal));
   const unavailable = (v: View, i: number) => v.byOrdinal.get(i)?.unavailable ?? true;
   const both: number[] = [];
-  for (let i = 0; i < range; i++) if (!startedOrdinals.has(i) && unavailable(prev, i) && unavailable(now, i)) both.push(i);
+  for (const i of range) if (!startedOrdinals.has(i) && unavailable(prev, i) && unavailable(now, i)) both.push(i);
   const max = Math.max(prev.maxUnavailable, now.maxUnavailable);
   const total = both.length + counted.length;
   // Only rescues started: they take no budget, however many pods are down (§4.4).

@@ -5,9 +5,10 @@
 //   RevisionInUse   every revision a pod runs or moves to, and status.currentRevision, is stored, and
 //                   no two stored revisions share a number (§4.2: pruning never removes one in use);
 //   ClaimOwnership  the NeoSet is never a claim's controller (StatefulSet retention semantics, §4.1);
-//   MaxUnavailable  (without a previous state) the updates in flight on pods 0..replicas-1 that the
+//   MaxUnavailable  (without a previous state) the updates in flight on pods in range (ordinals.ts) that the
 //                   rescue rule does not exempt fit in maxUnavailable (§4.4).
 import { CONDITION_INPLACE_READY, KIND, LABEL_NEOSET_NAME, LABEL_POD_INDEX, LABEL_POD_NAME, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
+import { inRange } from './ordinals.ts';
 import type { Report } from './types.ts';
 import type { PodFacts, View } from './view.ts';
 
@@ -71,7 +72,7 @@ function claimControllers(v: View, report: Report): void {
 }
 
 /**
- * §4.4 without a previous state: the updates in flight on pods 0..replicas-1, less those the rescue
+ * §4.4 without a previous state: the updates in flight on pods in range, less those the rescue
  * rule may have taken outside the budget, fit in maxUnavailable. Where the pod came from is unknown
  * here: a Draining pod still carries its old revision label, but an Updating one already carries the
  * target's, so an Updating pod that is not Ready is given the benefit of the doubt.
@@ -79,7 +80,7 @@ function claimControllers(v: View, report: Report): void {
 export function budgetWithoutPrevious(v: View, report: Report): void {
   const known = new Set([v.revisions.current, v.revisions.update].filter((r) => r !== undefined));
   const mayBeRescue = (p: PodFacts) => !p.ready && (p.state!.phase === 'Updating' || p.revision === undefined || !known.has(p.revision));
-  const counted = v.pods.filter((p) => p.ordinal < v.replicas && p.state !== null && !mayBeRescue(p));
+  const counted = v.pods.filter((p) => inRange(v, p.ordinal) && p.state !== null && !mayBeRescue(p));
   if (counted.length > v.maxUnavailable) {
     report('MaxUnavailable', `${counted.length} pods mid-update that no rescue explains (${counted.map((p) => p.name).join(', ')}) > maxUnavailable ${v.maxUnavailable}`);
   }

@@ -22,8 +22,10 @@ export interface ObservedStates extends Observation {
 export type Invariant =
   | 'Malformed'
   | 'Identity'
+  | 'Ordinals'
   | 'RevisionInUse'
   | 'ClaimOwnership'
+  | 'ClaimShrink'
   | 'MaxUnavailable'
   | 'Rescue'
   | 'Priority'

@@ -6,6 +6,7 @@
 //   Claim   a pod newly named in currentUpdatePods, with no update in flight yet, is claimed under
 //           the spec of the same object: never while paused (or OnDelete), never below partition.
 // starts.ts and revision-steps.ts then take claimed starts as in flight.
+import { belowPartition, rank } from './ordinals.ts';
 import type { Report } from './types.ts';
 import type { View } from './view.ts';
 
@@ -18,6 +19,6 @@ export function claimInvariants(prev: View, now: View, report: Report): void {
     const p = now.pods.find((x) => x.name === name);
     if (before.has(name) || !p || p.state !== null || p.terminating) continue;
     if (now.pause || now.strategy === 'OnDelete') report('Pause', `${name} claimed while ${now.pause ? 'paused' : 'OnDelete'}`, name);
-    if (p.ordinal < now.partition) report('Partition', `${name} (ordinal ${p.ordinal}) claimed below partition ${now.partition}`, name);
+    if (belowPartition(now, p.ordinal)) report('Partition', `${name} (ordinal ${p.ordinal}, position ${rank(now, p.ordinal)}) claimed below partition ${now.partition}`, name);
   }
 }

@@ -9,11 +9,16 @@ import { decide } from '../../shared/core/decide.ts';
 import { resourcesMatch, type ResourceRequirements } from '../../shared/core/resize/resources.ts';
 import type { AnalysisMeasurement } from '../../shared/core/snapshot.ts';
 import { checkInvariants } from '../oracle/index.ts';
+import { expectedOrdinals } from '../oracle/ordinals.ts';
 import type { Observation } from '../oracle/index.ts';
 import { describePods } from './helpers.ts';
 import { BAD_IMAGE_MARK, World, type WorldObservation } from './world.ts';
 
-const ordinal = fc.nat(7);
+// Up to start 3 + 7 replicas + 3 reserved (§4.12).
+const ordinal = fc.nat(12);
+/** §4.12: the start ordinals and reserved ordinals the property test picks from. */
+const START = fc.constantFrom<number | undefined>(undefined, undefined, 0, 2, 3);
+const RESERVE = fc.constantFrom<(number | string)[] | undefined>(undefined, undefined, [1], ['0-1', 4], [3, '5-6'], ['2-3']);
 /** Step lists the property test picks from (index CANARY_STEPS.length: no canary). */
 const CANARY_STEPS = [
   [{ partition: 4 }, { pause: { duration: '5s' } }, { partition: '50%' }, { pause: {} }, { partition: 0 }],
@@ -43,6 +48,8 @@ const edit = fc.oneof(
   // §4.12: update priority set, changed or removed; the scale budget (Parallel).
   fc.record({ k: fc.constant('priority' as const), kind: fc.constantFrom('none' as const, 'weights' as const, 'order' as const) }),
   fc.record({ k: fc.constant('scaleBudget' as const), value: fc.constantFrom<number | string | undefined>(undefined, 1, 2, '50%') }),
+  // §4.12: spec.ordinals.start and spec.reserveOrdinals set, changed or removed mid-run.
+  fc.record({ k: fc.constant('ordinals' as const), start: START, reserve: RESERVE }),
 );
 /** §4.12: the priority strategies the property test picks from; pods get role and rank labels ('label' command). */
 const PRIORITY = {
@@ -92,6 +99,8 @@ const setup = fc.record({
   hooks: fc.constantFrom('none' as const, 'pre' as const, 'both' as const),
   priority: fc.constantFrom('none' as const, 'weights' as const, 'order' as const),
   scaleBudget: fc.constantFrom<number | string | undefined>(undefined, undefined, 1, 2, '50%'),
+  start: START,
+  reserve: RESERVE,
 });
 
 type Command = typeof command extends fc.Arbitrary<infer T> ? T : never;
@@ -120,7 +129,18 @@ function build(s: Setup): World {
   if (s.resources) setResources(w, '100m', 'NotRequired');
   setPeers(w, { k: 'priority', kind: s.priority });
   setPeers(w, { k: 'scaleBudget', value: s.scaleBudget });
+  setOrdinals(w, { k: 'ordinals', start: s.start, reserve: s.reserve });
   return w;
+}
+
+/** §4.12: spec.ordinals.start and spec.reserveOrdinals (absent when undefined). */
+function setOrdinals(w: World, e: Extract<Edit, { k: 'ordinals' }>): void {
+  w.edit((s) => {
+    if (e.start === undefined) delete s.ordinals;
+    else s.ordinals = { start: e.start };
+    if (e.reserve === undefined) delete s.reserveOrdinals;
+    else s.reserveOrdinals = [...e.reserve];
+  });
 }
 
 /** §4.12: spec.updateStrategy.priorityStrategy and spec.scaleStrategy (absent when not set). */
@@ -169,6 +189,8 @@ function applyEdit(w: World, e: Edit): void {
     case 'priority':
     case 'scaleBudget':
       return setPeers(w, e);
+    case 'ordinals':
+      return setOrdinals(w, e);
     case 'canary':
       return w.edit((s) => {
         if (e.steps === CANARY_STEPS.length) return void delete s.updateStrategy.canary;
@@ -197,7 +219,7 @@ async function step(w: World, c: Command, state: WorldObservation): Promise<void
       return w.kubeletFail(name(c.pod));
     case 'delete':
       // Users delete pods in range; scale-down order is the controller's to keep (OrderedReady check).
-      return c.pod < w.neoset.spec.replicas ? w.userDelete(name(c.pod)) : undefined;
+      return expectedOrdinals(w.neoset.spec).position.has(c.pod) ? w.userDelete(name(c.pod)) : undefined;
     case 'time':
       return w.advance(c.seconds);
     case 'edit':
@@ -291,10 +313,10 @@ function finalEdit(w: World): void {
 
 function assertConverged(w: World): void {
   const status = w.neoset.status!;
-  const { replicas } = w.neoset.spec;
   expect(status.currentRevision).toBe(status.updateRevision);
   expect(['Completed', 'Idle']).toContain(status.phase);
-  expect([...w.pods.keys()].sort()).toEqual(Array.from({ length: replicas }, (_, i) => `web-${i}`).sort());
+  // §4.12: exactly the ordinals in range — from start, none reserved (the oracle's reading).
+  expect([...w.pods.keys()].sort()).toEqual(expectedOrdinals(w.neoset.spec).ordinals.map((i) => `web-${i}`).sort());
   for (const pod of w.pods.values()) {
     expect(pod.metadata.labels?.[LABEL_REVISION_HASH]).toBe(status.updateRevision);
     expect(pod.metadata.annotations?.[ANNOTATION_INPLACE_STATE]).toBeUndefined();

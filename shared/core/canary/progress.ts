@@ -51,6 +51,8 @@ export interface CanaryFacts {
   minReadySeconds: number;
   pods: ObservedPod[];
   byOrdinal: Map<number, ObservedPod>;
+  /** The ordinals in range (ordinals.ts); a step's partition counts positions in it. */
+  ordinals: number[];
   measurement: AnalysisMeasurement | undefined;
 }
 
@@ -143,9 +145,9 @@ export function canaryProgress(f: CanaryFacts): CanaryProgress {
   return result;
 }
 
-/** A partition step is complete when every pod in range with ordinal >= partition runs the update revision, with no update in flight, and is available. */
+/** A partition step is complete when every pod in range at position >= partition runs the update revision, with no update in flight, and is available. */
 function partitionComplete(f: CanaryFacts, partition: number): boolean {
-  for (let i = partition; i < f.neoset.spec.replicas; i++) {
+  for (const i of f.ordinals.slice(partition)) {
     const v = f.byOrdinal.get(i);
     if (!v || v.terminating || v.revision !== f.updateRevision || v.state !== null || !isAvailable(v.pod, f.minReadySeconds, f.nowMs)) return false;
   }

@@ -1,6 +1,6 @@
 // The scale budget (§4.12; OpenKruise scaleStrategy.maxUnavailable, pkg/controller/statefulset/
 // stateful_set_control.go getScaleMaxUnavailable): under Parallel, pods are created only while fewer
-// than maxUnavailable of pods 0..replicas-1 are not Running and Ready, so a burst of new database
+// than maxUnavailable of the pods in range (Observed.ordinals) are not Running and Ready, so a burst of new database
 // replicas does not all start cloning at the same moment.
 import type { NeoSetSpec } from '../../api/neoset.ts';
 import type { Observed } from '../observed.ts';
@@ -20,7 +20,7 @@ export function resolveScaleMaxUnavailable(spec: NeoSetSpec): number | null {
 }
 
 /**
- * How many pods this decision may create: the budget less the pods 0..replicas-1 that exist and are
+ * How many pods this decision may create: the budget less the pods in range that exist and are
  * not Running and Ready (Pending, starting, failed, terminating, or drained for an update — Kruise
  * counts them all); Infinity without a budget. A created pod is not Ready, so each costs one.
  */
@@ -28,7 +28,7 @@ export function creationSlots(o: Observed): number {
   const budget = resolveScaleMaxUnavailable(o.neoset.spec);
   if (budget === null) return Infinity;
   let notReady = 0;
-  for (let i = 0; i < o.replicas; i++) {
+  for (const i of o.ordinals) {
     const v = o.byOrdinal.get(i);
     if (v && (v.terminating || !isRunningAndReady(v.pod))) notReady++;
   }

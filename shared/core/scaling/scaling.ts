@@ -30,19 +30,20 @@ import { creationSlots } from './scale-budget.ts';
  * The acceptance case — pods 4,3 on v2, pause, scale 5 -> 8 — creates 5,6,7 on v1; after resume with
  * partition 0 they are updated in place.
  */
-export function revisionForNewPod(o: Rollout, ordinal: number): Revision {
+export function revisionForNewPod(o: Rollout, position: number): Revision {
   if (!rolloutInProgress(o)) return o.target;
   const { pause, type } = o.neoset.spec.updateStrategy;
-  if (ordinal < o.partition || pause) return o.current;
+  // §4.12: the partition compares positions among the ordinals in range (update/starts.ts wantsUpdate).
+  if (position < o.partition || pause) return o.current;
   if (type === 'OnDelete' || type === 'ReCreate') return o.target;
   if (type === 'InPlaceIfPossible' && !o.change(o.current.name, o.target.name)?.inPlace) return o.target;
   return o.current;
 }
 
-/** Volume claims of pods 0..replicas-1 owned as the retention policy says (an earlier scale-down may have given them the pod). */
+/** Volume claims of the pods in range owned as the retention policy says (an earlier scale-down may have given them the pod). */
 export function volumeClaimOwnerActions(o: Rollout, pvcs: Map<string, PersistentVolumeClaim>): Action[] {
   const actions: Action[] = [];
-  for (let i = 0; i < o.replicas; i++) {
+  for (const i of o.ordinals) {
     for (const name of volumeClaimNames(o.neoset, i)) {
       const pvc = pvcs.get(name);
       if (!pvc || pvc.metadata.deletionTimestamp) continue;
@@ -54,10 +55,14 @@ export function volumeClaimOwnerActions(o: Rollout, pvcs: Map<string, Persistent
 }
 
 /**
- * Creates, deletes of failed pods, and scale-down. OrderedReady: walk 0..replicas-1 and stop at the
+ * Creates, deletes of failed pods, and scale-down. OrderedReady: walk the ordinals in range
+ * (Observed.ordinals, ascending: 0..replicas-1 without start or reserveOrdinals) and stop at the
  * first ordinal that is missing (create it: one per decision), terminating (its name is not reused
  * until it is gone), failed (delete it) or not Running and Ready; only when all are Running and Ready,
- * delete the highest condemned pod, once the one above it is gone. Parallel: all at once — but with
+ * delete the highest condemned pod, once the one above it is gone — condemned: out of range after a
+ * scale-down, a change of spec.ordinals.start, or an ordinal newly reserved (§4.12; the StatefulSet
+ * controller creates the new range first and then deletes the condemned, highest first, and Kruise
+ * deletes a pod on a reserved ordinal the same way). Parallel: all at once — but with
  * a scale budget (scaleStrategy.maxUnavailable, scale-budget.ts) only while it has room.
  * Deleted pods are added to `touched` (one write per pod per decision).
  */
@@ -75,11 +80,11 @@ export function scalingActions(o: Rollout, pvcs: Map<string, PersistentVolumeCla
   };
   // §4.12 scale budget (Parallel): the lowest missing ordinals first, as many as it allows.
   let slots = creationSlots(o);
-  for (let i = 0; i < o.replicas; i++) {
+  for (const [position, i] of o.ordinals.entries()) {
     const v = o.byOrdinal.get(i);
     if (!v) {
       if (slots <= 0) continue;
-      const created = createOrdinal(o, i, pvcs);
+      const created = createOrdinal(o, i, position, pvcs);
       if (created) slots--;
       actions.push(...(created ?? []));
       if (ordered) return actions;
@@ -112,7 +117,7 @@ export function scalingActions(o: Rollout, pvcs: Map<string, PersistentVolumeCla
 }
 
 /** The volume claims (created first when missing) and the pod of a missing ordinal; null while a volume claim is still terminating. */
-function createOrdinal(o: Rollout, ordinal: number, pvcs: Map<string, PersistentVolumeClaim>): Action[] | null {
+function createOrdinal(o: Rollout, ordinal: number, position: number, pvcs: Map<string, PersistentVolumeClaim>): Action[] | null {
   const actions: Action[] = [];
   for (const template of o.neoset.spec.volumeClaimTemplates) {
     const volumeClaim = newVolumeClaim(o.neoset, template, ordinal);
@@ -126,7 +131,7 @@ function createOrdinal(o: Rollout, ordinal: number, pvcs: Map<string, Persistent
       });
     }
   }
-  const revision = revisionForNewPod(o, ordinal);
+  const revision = revisionForNewPod(o, position);
   const pod = newPod(o.neoset, ordinal, revision.name, revision.template);
   actions.push({
     kind: 'createPod',

@@ -31,16 +31,16 @@ export interface ClaimsResizing {
   claimsResizing?: ReadonlySet<string>;
 }
 
-/** Pod `i` of 0..replicas-1 counts against maxUnavailable: missing, terminating, not available, mid-update, claimed, or its claims resizing (§4.4, §2.0, §4.12). */
+/** Pod `i` of the ordinals in range counts against maxUnavailable: missing, terminating, not available, mid-update, claimed, or its claims resizing (§4.4, §2.0, §4.12). */
 export function countsUnavailable(o: Observed & ClaimsResizing, i: number): boolean {
   const v = o.byOrdinal.get(i);
   return !v || v.terminating || v.claimed || o.claimsResizing?.has(v.name) === true || isUnavailableForBudget(v.pod, o.minReadySeconds, o.nowMs);
 }
 
-/** Pods 0..replicas-1 that count against maxUnavailable (countsUnavailable). */
+/** Pods in range (Observed.ordinals, §4.12) that count against maxUnavailable (countsUnavailable). */
 export function unavailableInRange(o: Observed & ClaimsResizing): number {
   let n = 0;
-  for (let i = 0; i < o.replicas; i++) if (countsUnavailable(o, i)) n++;
+  for (const i of o.ordinals) if (countsUnavailable(o, i)) n++;
   return n;
 }
 

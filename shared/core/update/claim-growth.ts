@@ -1,18 +1,19 @@
 // Claims that grow (SPEC §4.12; OpenKruise volumeClaimUpdateStrategy OnPodRollingUpdate): a claim
 // template whose storage was raised (admission refuses a shrink and any other change) makes the
-// existing PVCs of pods 0..replicas-1 "behind" — they request less than the template. Each is patched
+// existing PVCs of the pods in range "behind" — they request less than the template. Each is patched
 // to the template's request, and the pod counts as in its update (unavailable for the budget, not
 // updated in the status) until every one of its claims reports the request as status.capacity. The
 // PVC is the only memory: spec.resources.requests says what was asked, status.capacity what the
 // volume has — no annotation is needed, and a crash between two writes is picked up from them.
 //
-// When: the rollout's batches and budget, as a pod update — ordinals >= partition (the canary
-// steps' partition included), highest ordinal first, not while paused, not while the rollout is
+// When: the rollout's batches and budget, as a pod update — positions >= partition (the canary
+// steps' partition included), highest ordinal first, not while paused (nor under OnDelete), not while the rollout is
 // Failed, and within maxUnavailable: a pod that is available takes a slot; one already unavailable
 // (missing, not Ready, mid-update) adds nothing. Kruise resizes a pod's claims as part of its
 // rolling update of that pod, so a storage-only change goes nowhere there until the pod template
-// changes too; NeoSet grows claims on their own (a storage-only change rolls out by itself), and under
-// every updateStrategy.type: growing a volume needs no pod restart, so OnDelete does not hold it.
+// changes too; NeoSet grows claims on their own (a storage-only change rolls out by itself: growing
+// a volume needs no pod restart). Under OnDelete nothing grows, as nothing of a rollout starts (and
+// Kruise's rolling update, which resizes, does not run): the user deletes pods, or patches claims.
 //
 // What the resize machinery says is surfaced (the PersistentVolumeClaim conditions and
 // allocatedResourceStatuses of KEP-1790, RecoverVolumeExpansionFailure): FileSystemResizePending
@@ -26,9 +27,13 @@ import type { Action, PodStep } from '../plan.ts';
 import { objectRef, podName, volumeClaimName } from '../pods/identity.ts';
 import { milli } from '../resize/resources.ts';
 import type { Rollout } from '../target.ts';
-import { countsUnavailable, resolveMaxUnavailable } from './budget.ts';
+import { countsUnavailable, resolveMaxUnavailable, unavailableInRange } from './budget.ts';
 
-/** Where one claim of a pod in range stands. */
+/**
+ * Where one claim of a pod in range stands: resizing (bound, requesting more than its capacity —
+ * whatever the template says), else behind (bound, requesting less than the template), unbound
+ * (requesting less, not bound yet), done.
+ */
 export type ClaimStanding = 'done' | 'behind' | 'unbound' | 'resizing';
 
 export interface ClaimFacts {
@@ -36,6 +41,8 @@ export interface ClaimFacts {
   pod: string;
   ordinal: number;
   standing: ClaimStanding;
+  /** It requests less than the template: a patch is due (also while it resizes toward a smaller request). */
+  short: boolean;
   /** The template's storage request (as written). */
   wanted: string;
   requested: string | undefined;
@@ -47,7 +54,7 @@ export interface ClaimFacts {
 }
 
 export interface ClaimGrowth {
-  /** The claims of pods 0..replicas-1 whose template requests storage, lowest ordinal first. */
+  /** The claims of the pods in range whose template requests storage, lowest ordinal first. */
   claims: ClaimFacts[];
   /** Pods with a claim being resized, this decision's patches included: in their update (budget, status). */
   resizing: Set<string>;
@@ -94,30 +101,29 @@ export function claimGrowth(o: Rollout, pvcs: Map<string, PersistentVolumeClaim>
   // The status is written before the patches (§2.0 claim before act): it shows them as resizing.
   const patched = new Set(patches);
   return {
-    claims: claims.map((c) => (patched.has(c) ? { ...c, standing: 'resizing' as const, requested: c.wanted } : c)),
+    claims: claims.map((c) => (patched.has(c) ? { ...c, standing: 'resizing' as const, short: false, requested: c.wanted } : c)),
     resizing,
     notDone,
     patches: patches.map((c) => resizeClaim(o, c, pvcs.get(c.name)!)),
     events,
     failure,
-    unfinished: claims.some((c) => c.standing !== 'done' && c.ordinal >= o.partition),
+    unfinished: claims.some((c) => c.standing !== 'done' && o.positions.get(c.ordinal)! >= o.partition),
   };
 }
 
 /**
- * The behind, bound claims to patch now: ordinals >= partition, highest first, not while paused; a
- * pod that is available takes a slot of maxUnavailable (its claims are all patched together), one
- * already counted unavailable takes none; nothing while the budget is spent.
+ * The behind, bound claims to patch now: positions >= partition, highest first, not while paused or
+ * under OnDelete; a pod that is available takes a slot of maxUnavailable (its claims are all patched
+ * together), one already counted unavailable takes none; nothing while the budget is spent.
  */
 function patchesWithinBudget(o: Rollout, claims: ClaimFacts[], resizing: Set<string>, pvcs: Map<string, PersistentVolumeClaim>): ClaimFacts[] {
-  if (o.neoset.spec.updateStrategy.pause) return [];
+  const { pause, type } = o.neoset.spec.updateStrategy;
+  if (pause || type === 'OnDelete') return [];
   const counted = { ...o, claimsResizing: resizing };
-  let unavailable = 0;
-  for (let i = 0; i < o.replicas; i++) if (countsUnavailable(counted, i)) unavailable++;
-  let slots = resolveMaxUnavailable(o.neoset.spec) - unavailable;
+  let slots = resolveMaxUnavailable(o.neoset.spec) - unavailableInRange(counted);
   const out: ClaimFacts[] = [];
   const byOrdinal = new Map<number, ClaimFacts[]>();
-  for (const c of claims) if (c.standing === 'behind' && c.ordinal >= o.partition && !pvcs.get(c.name)?.metadata.deletionTimestamp) byOrdinal.set(c.ordinal, [...(byOrdinal.get(c.ordinal) ?? []), c]);
+  for (const c of claims) if (c.short && c.standing !== 'unbound' && o.positions.get(c.ordinal)! >= o.partition && !pvcs.get(c.name)?.metadata.deletionTimestamp) byOrdinal.set(c.ordinal, [...(byOrdinal.get(c.ordinal) ?? []), c]);
   for (const ordinal of [...byOrdinal.keys()].sort((a, b) => b - a)) {
     const adds = !countsUnavailable(counted, ordinal);
     if (adds && slots <= 0) continue;
@@ -147,7 +153,8 @@ function readClaims(o: Rollout, pvcs: Map<string, PersistentVolumeClaim>): Claim
     return wanted !== undefined && Number.isFinite(milli(wanted)) ? [{ name: t.metadata.name, wanted }] : [];
   });
   if (templates.length === 0) return out;
-  for (let ordinal = 0; ordinal < o.replicas; ordinal++) {
+  // §4.12: the claims of the ordinals in range; the partition compares their positions.
+  for (const ordinal of o.ordinals) {
     for (const t of templates) {
       const name = volumeClaimName(t.name, o.neoset.metadata.name, ordinal);
       const pvc = pvcs.get(name);
@@ -171,7 +178,9 @@ function claimFacts(pvc: PersistentVolumeClaim, name: string, pod: string, ordin
   // A request this side of the template (raised by hand beyond it, too) is not behind.
   const short = !(milli(requested) >= milli(wanted));
   const resizing = bound && !(milli(capacity) >= milli(requested));
-  const standing: ClaimStanding = short ? (bound ? 'behind' : 'unbound') : resizing ? 'resizing' : 'done';
+  // A claim resizing toward an older request counts as resizing (its pod is in its update) even
+  // when the template asks for more again: it is patched again, on the slot it holds already.
+  const standing: ClaimStanding = resizing ? 'resizing' : short ? (bound ? 'behind' : 'unbound') : 'done';
   const conditions = (Array.isArray(status.conditions) ? status.conditions : []).filter(
     (c): c is { type: string; status: string; message?: unknown } => typeof c?.type === 'string' && c.status === 'True',
   );
@@ -180,7 +189,7 @@ function claimFacts(pvc: PersistentVolumeClaim, name: string, pod: string, ordin
   const allocation = status.allocatedResourceStatuses?.storage;
   const infeasible = typeof allocation === 'string' && allocation.endsWith('Infeasible') ? allocation : null;
   const error = condition && ERROR_CONDITIONS.includes(condition.type) ? `${condition.type}${condition.message ? `: ${condition.message}` : ''}` : null;
-  return { name, pod, ordinal, standing, wanted, requested, capacity, condition, failed: standing === 'resizing' ? (error ?? infeasible) : null };
+  return { name, pod, ordinal, standing, short, wanted, requested, capacity, condition, failed: standing === 'resizing' ? (error ?? infeasible) : null };
 }
 
 function storageOf(spec: unknown): string | undefined {

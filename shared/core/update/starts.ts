@@ -30,9 +30,15 @@ export function updateMethod(o: Rollout, from: string | undefined): UpdateMethod
   return type === 'InPlaceOnly' ? 'Blocked' : 'ReCreate';
 }
 
-/** §4.4: the rollout moves a pod in range, with ordinal >= partition, that is not on updateRevision. */
+/**
+ * §4.4: the rollout moves a pod in range, at position >= partition, that is not on updateRevision.
+ * §4.12: the partition compares the pod's position among the ordinals in range, as the StatefulSet
+ * controller compares ordinal - start (stateful_set_control.go: replicas[ordinal-start], updated from
+ * the top down to index partition) and OpenKruise counts the unreserved pods below it
+ * (isCurrentRevisionNeeded): without start and reserveOrdinals it is the ordinal.
+ */
 export function wantsUpdate(o: Rollout, v: ObservedPod): boolean {
-  return v.inRange && v.ordinal >= o.partition && v.revision !== o.target.name;
+  return v.inRange && v.position >= o.partition && v.revision !== o.target.name;
 }
 
 /** The rollout can move this pod now or later (its strategy allows it). */
