@@ -11,9 +11,12 @@ export interface AdmissionProcess {
   port: number;
 }
 
-/** Starts it and resolves with its port once it logs "listening"; every log line goes to `logLines`. */
-export function startAdmissionProcess(env: NodeJS.ProcessEnv, logLines: string[]): Promise<AdmissionProcess> {
-  const child = spawn(process.execPath, [SERVER_ENTRY], {
+/**
+ * Starts it and resolves with its port once it logs "listening"; every log line goes to `logLines`.
+ * `entry`: another function's server.ts (e.g. a previous release's, test/compat/previous-functions.ts).
+ */
+export function startAdmissionProcess(env: NodeJS.ProcessEnv, logLines: string[], entry = SERVER_ENTRY): Promise<AdmissionProcess> {
+  const child = spawn(process.execPath, [entry], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', KUBECONFIG: kubeconfigPath(), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

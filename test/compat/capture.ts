@@ -38,8 +38,8 @@ const client = createKubeClient(kc);
 const kubectl = (argv: string[], input?: string) =>
   execFileSync('kubectl', ['--kubeconfig', cp.kubeconfigPath, ...argv], { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
 
-// The previous release's dev stack, with its own Node (its package.json pins the same node@24 package).
-const dev = spawn(join(previous, 'node_modules', 'node', 'bin', 'node'), ['dev/main.ts', '--kubeconfig', cp.kubeconfigPath, '--dir', join(work, 'dev'), '--resync-ms', '1000', '--reconcile-port', '0', '--readiness-port', '0', '--admission-port', '0'], {
+// The previous release's dev stack, with this checkout's Node (its package.json pins the same node@24).
+const dev = spawn(join(import.meta.dirname, '..', '..', 'node_modules', 'node', 'bin', 'node'), ['dev/main.ts', '--kubeconfig', cp.kubeconfigPath, '--dir', join(work, 'dev'), '--resync-ms', '1000', '--reconcile-port', '0', '--readiness-port', '0', '--admission-port', '0'], {
   cwd: previous,
   stdio: ['ignore', 'pipe', 'pipe'],
   env: { ...process.env, LOG_LEVEL: 'warn' },
