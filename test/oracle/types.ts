@@ -25,7 +25,6 @@ export type Invariant =
   | 'Ordinals'
   | 'RevisionInUse'
   | 'ClaimOwnership'
-  | 'ClaimShrink'
   | 'MaxUnavailable'
   | 'Rescue'
   | 'Priority'
