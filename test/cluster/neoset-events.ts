@@ -12,21 +12,26 @@ import { run } from './harness.ts';
 import { readyObject, startReceiver, type KnativeStack, type ReceivedEvent } from './knative-stack.ts';
 
 export const RECEIVER = 'receiver';
+/** knative/eventing.yaml's dead-letter sink's name: here a second Service of the receiver (path /dead-letter). */
+export const DEAD_LETTER = 'neoset-dead-letter';
 const EVENTING_KINDS = ['Broker', 'ApiServerSource', 'PingSource', 'Trigger'];
 const REPO_ROOT = new URL('../..', import.meta.url).pathname;
 export const MYSQL_EXAMPLE = `${REPO_ROOT}examples/mysql.yaml`;
 
 type Destination = { ref?: { apiVersion: string; kind: string; name: string }; uri?: string };
-const toReceiver = (path: string): Destination => ({ ref: { apiVersion: 'v1', kind: 'Service', name: RECEIVER }, uri: path });
+const toReceiver = (path: string, service = RECEIVER): Destination => ({ ref: { apiVersion: 'v1', kind: 'Service', name: service }, uri: path });
 
-/** knative/eventing.yaml's Broker, sources and Triggers, with the Knative Services they name replaced by the receiver. */
-export function eventingToReceiver(all: Manifest[] = kustomize()): Manifest[] {
+/**
+ * knative/eventing.yaml's Broker, sources and Triggers, with the Knative Services they name replaced by
+ * the receiver; `uriOf` gives a Trigger's subscriber URI (default its name as the path).
+ */
+export function eventingToReceiver(all: Manifest[] = kustomize(), uriOf: (trigger: string) => string = (t) => `/${t}`): Manifest[] {
   return all
     .filter((m) => EVENTING_KINDS.includes(m.kind))
     .map((m) => {
       const o = structuredClone(m) as Manifest & { spec: { subscriber?: Destination; delivery?: { deadLetterSink?: Destination } } };
-      if (o.kind === 'Trigger') o.spec.subscriber = toReceiver(`/${o.metadata.name}`);
-      if (o.spec.delivery?.deadLetterSink) o.spec.delivery.deadLetterSink = toReceiver('/dead-letter');
+      if (o.kind === 'Trigger') o.spec.subscriber = toReceiver(uriOf(o.metadata.name));
+      if (o.spec.delivery?.deadLetterSink) o.spec.delivery.deadLetterSink = toReceiver('/dead-letter', DEAD_LETTER);
       return o;
     });
 }
@@ -37,12 +42,16 @@ export interface NeoSetEventing {
 }
 
 /** Applies knative/'s identities and eventing (to the receiver) and waits until every object is Ready. */
-export async function installNeoSetEventing(stack: KnativeStack): Promise<NeoSetEventing> {
+export async function installNeoSetEventing(stack: KnativeStack, opts: { uriOf?: (trigger: string) => string } = {}): Promise<NeoSetEventing> {
   const { cp } = stack;
   const all = kustomize();
   kubectlApply(cp.kubeconfigPath, identityManifests(all), "knative/'s identities");
   const receiver = await startReceiver(cp, SYSTEM_NAMESPACE, RECEIVER);
-  const eventing = eventingToReceiver(all);
+  await cp.kubeConfig().makeApiClient(CoreV1Api).createNamespacedService({
+    namespace: SYSTEM_NAMESPACE,
+    body: { metadata: { name: DEAD_LETTER }, spec: { selector: { app: RECEIVER }, ports: [{ port: 80, targetPort: 8080 }] } },
+  });
+  const eventing = eventingToReceiver(all, opts.uriOf);
   kubectlApply(cp.kubeconfigPath, eventing, 'knative/eventing.yaml (to the receiver)');
   for (const m of eventing) {
     const [group, version] = m.apiVersion.split('/');
