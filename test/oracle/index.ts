@@ -8,8 +8,9 @@
 // Every state: state.ts. Between two states: update-claims.ts (what a status claims, §2.0), starts.ts (budget, rescue, pause, partition of starts; priority.ts: their order),
 // revision-steps.ts (partition of landings, re-targets, new pods' revisions, currentRevision),
 // scaling-steps.ts (OrderedReady, claims, the scale budget), in-place-steps.ts (drain, done, terminating pods),
-// canary.ts (the steps' partition, step progress, abort; §4.11).
+// canary.ts (the steps' partition, step progress, abort; §4.11), claim-growth.ts (claims that grow: never a shrink, pause, partition, budget; §4.12).
 import { canaryInvariants } from './canary.ts';
+import { claimGrowthInvariants } from './claim-growth.ts';
 import { claimInvariants } from './update-claims.ts';
 import { inPlaceInvariants } from './in-place-steps.ts';
 import { revisionInvariants } from './revision-steps.ts';
@@ -37,6 +38,7 @@ export function checkInvariants(observed: ObservedStates): Violation[] {
     scalingInvariants(previous, now, report);
     inPlaceInvariants(previous, now, report);
     canaryInvariants(previous, now, report);
+    claimGrowthInvariants(previous, now, report);
   }
   return out;
 }

@@ -25,6 +25,7 @@ export type Invariant =
   | 'Ordinals'
   | 'RevisionInUse'
   | 'ClaimOwnership'
+  | 'ClaimShrink'
   | 'MaxUnavailable'
   | 'Rescue'
   | 'Priority'

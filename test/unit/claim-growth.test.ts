@@ -35,7 +35,7 @@ describe('claims that grow (§4.12)', () => {
     expect(steps(plan(w))).toEqual(['resizeClaim:data-web-2']);
     await w.reconcile();
     expect(requests(w)).toEqual(['1Gi', '1Gi', '2Gi']);
-    expect(w.neoset.status).toMatchObject({ phase: 'RollingOut', updatedReplicas: 0, currentUpdatePods: ['web-2'] });
+    expect(w.neoset.status).toMatchObject({ phase: 'RollingOut', updatedReplicas: 0, currentUpdatePods: [] });
     expect(condition(w, 'Progressing')).toMatchObject({ status: 'True' });
     expect(condition(w, 'ClaimsResized')).toMatchObject({ status: 'False', reason: 'Resizing', message: '0/3 claims report their requested storage; data-web-2: 1Gi of 2Gi (resizing); data-web-1: 1Gi of 2Gi (waiting for its turn); data-web-0: 1Gi of 2Gi (waiting for its turn)' });
     // web-2's claim resizes: its slot is taken, nothing else starts.
@@ -73,6 +73,16 @@ describe('claims that grow (§4.12)', () => {
     expect(paused.neoset.status?.phase).toBe('Paused');
     paused.edit((s) => void (s.updateStrategy.pause = false));
     expect(steps(plan(paused))).toEqual(['resizeClaim:data-web-2']);
+  });
+
+  it('under OnDelete nothing grows (nothing of a rollout starts); a claim resizing toward an older request is patched again on its slot', async () => {
+    const onDelete = await grown({ updateStrategy: { type: 'OnDelete' } });
+    expect(steps(plan(onDelete))).toEqual([]);
+    const w = await grown();
+    await w.reconcile(); // data-web-2 -> 2Gi, resizing
+    w.edit((s) => void (s.volumeClaimTemplates[0].spec.resources = { requests: { storage: '3Gi' } }));
+    // web-2 holds the one slot: it is patched on toward 3Gi, nothing else starts.
+    expect(steps(plan(w))).toEqual(['resizeClaim:data-web-2']);
   });
 
   it('a pod whose claims resize counts for the pods\' budget: an image change starts only it', async () => {

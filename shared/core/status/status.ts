@@ -19,7 +19,7 @@ export function computeStatus(
   unfinished: boolean,
   failure: Failure | null,
   newClaims: UpdateClaim[],
-  /** §4.12: the claims that grow; a pod whose claims are not done is not updated, one whose claims resize is in its update. */
+  /** §4.12: the claims that grow; a pod whose claims are not done is not updated. */
   growth?: ClaimGrowth,
 ): NeoSetStatus {
   // One pass over the pods (a decision runs for every pod of a large NeoSet).
@@ -56,7 +56,9 @@ export function computeStatus(
     currentImage: mainImage(o.current),
     targetImage: mainImage(o.revisions.update),
     phase,
-    currentUpdatePods: o.pods.filter((v) => v.state !== null || inHooks(v.pod) || claims.has(v.name) || growth?.resizing.has(v.name)).map((v) => v.name),
+    // Not the pods whose claims resize (§4.12): a pod named here without an update in flight is a
+    // claim of §2.0, judged by the spec it was named under; the ClaimsResized condition names those.
+    currentUpdatePods: o.pods.filter((v) => v.state !== null || inHooks(v.pod) || claims.has(v.name)).map((v) => v.name),
     ...(o.canary.status ? { canary: o.canary.status } : {}),
     ...(claims.size > 0 ? { updateClaims: [...claims.values()].sort((a, b) => a.pod.localeCompare(b.pod)) } : {}),
     conditions: neosetConditions(

@@ -7,12 +7,13 @@
 // volume has — no annotation is needed, and a crash between two writes is picked up from them.
 //
 // When: the rollout's batches and budget, as a pod update — positions >= partition (the canary
-// steps' partition included), highest ordinal first, not while paused, not while the rollout is
-// Failed, and within maxUnavailable: a pod that is available takes a slot; one already unavailable
+// steps' partition included), highest ordinal first, not while paused (nor under OnDelete), not
+// while the rollout is Failed, and within maxUnavailable: a pod that is available takes a slot; one already unavailable
 // (missing, not Ready, mid-update) adds nothing. Kruise resizes a pod's claims as part of its
 // rolling update of that pod, so a storage-only change goes nowhere there until the pod template
-// changes too; NeoSet grows claims on their own (a storage-only change rolls out by itself), and under
-// every updateStrategy.type: growing a volume needs no pod restart, so OnDelete does not hold it.
+// changes too; NeoSet grows claims on their own (a storage-only change rolls out by itself: growing
+// a volume needs no pod restart). Under OnDelete nothing grows, as nothing of a rollout starts (and
+// Kruise's rolling update, which resizes, does not run): the user deletes pods, or patches claims.
 //
 // What the resize machinery says is surfaced (the PersistentVolumeClaim conditions and
 // allocatedResourceStatuses of KEP-1790, RecoverVolumeExpansionFailure): FileSystemResizePending
@@ -28,7 +29,11 @@ import { milli } from '../resize/resources.ts';
 import type { Rollout } from '../target.ts';
 import { countsUnavailable, resolveMaxUnavailable, unavailableInRange } from './budget.ts';
 
-/** Where one claim of a pod in range stands. */
+/**
+ * Where one claim of a pod in range stands: resizing (bound, requesting more than its capacity —
+ * whatever the template says), else behind (bound, requesting less than the template), unbound
+ * (requesting less, not bound yet), done.
+ */
 export type ClaimStanding = 'done' | 'behind' | 'unbound' | 'resizing';
 
 export interface ClaimFacts {
@@ -36,6 +41,8 @@ export interface ClaimFacts {
   pod: string;
   ordinal: number;
   standing: ClaimStanding;
+  /** It requests less than the template: a patch is due (also while it resizes toward a smaller request). */
+  short: boolean;
   /** The template's storage request (as written). */
   wanted: string;
   requested: string | undefined;
@@ -94,7 +101,7 @@ export function claimGrowth(o: Rollout, pvcs: Map<string, PersistentVolumeClaim>
   // The status is written before the patches (§2.0 claim before act): it shows them as resizing.
   const patched = new Set(patches);
   return {
-    claims: claims.map((c) => (patched.has(c) ? { ...c, standing: 'resizing' as const, requested: c.wanted } : c)),
+    claims: claims.map((c) => (patched.has(c) ? { ...c, standing: 'resizing' as const, short: false, requested: c.wanted } : c)),
     resizing,
     notDone,
     patches: patches.map((c) => resizeClaim(o, c, pvcs.get(c.name)!)),
@@ -105,17 +112,18 @@ export function claimGrowth(o: Rollout, pvcs: Map<string, PersistentVolumeClaim>
 }
 
 /**
- * The behind, bound claims to patch now: ordinals >= partition, highest first, not while paused; a
- * pod that is available takes a slot of maxUnavailable (its claims are all patched together), one
- * already counted unavailable takes none; nothing while the budget is spent.
+ * The behind, bound claims to patch now: positions >= partition, highest first, not while paused or
+ * under OnDelete; a pod that is available takes a slot of maxUnavailable (its claims are all patched
+ * together), one already counted unavailable takes none; nothing while the budget is spent.
  */
 function patchesWithinBudget(o: Rollout, claims: ClaimFacts[], resizing: Set<string>, pvcs: Map<string, PersistentVolumeClaim>): ClaimFacts[] {
-  if (o.neoset.spec.updateStrategy.pause) return [];
+  const { pause, type } = o.neoset.spec.updateStrategy;
+  if (pause || type === 'OnDelete') return [];
   const counted = { ...o, claimsResizing: resizing };
   let slots = resolveMaxUnavailable(o.neoset.spec) - unavailableInRange(counted);
   const out: ClaimFacts[] = [];
   const byOrdinal = new Map<number, ClaimFacts[]>();
-  for (const c of claims) if (c.standing === 'behind' && o.positions.get(c.ordinal)! >= o.partition && !pvcs.get(c.name)?.metadata.deletionTimestamp) byOrdinal.set(c.ordinal, [...(byOrdinal.get(c.ordinal) ?? []), c]);
+  for (const c of claims) if (c.short && c.standing !== 'unbound' && o.positions.get(c.ordinal)! >= o.partition && !pvcs.get(c.name)?.metadata.deletionTimestamp) byOrdinal.set(c.ordinal, [...(byOrdinal.get(c.ordinal) ?? []), c]);
   for (const ordinal of [...byOrdinal.keys()].sort((a, b) => b - a)) {
     const adds = !countsUnavailable(counted, ordinal);
     if (adds && slots <= 0) continue;
@@ -170,7 +178,9 @@ function claimFacts(pvc: PersistentVolumeClaim, name: string, pod: string, ordin
   // A request this side of the template (raised by hand beyond it, too) is not behind.
   const short = !(milli(requested) >= milli(wanted));
   const resizing = bound && !(milli(capacity) >= milli(requested));
-  const standing: ClaimStanding = short ? (bound ? 'behind' : 'unbound') : resizing ? 'resizing' : 'done';
+  // A claim resizing toward an older request counts as resizing (its pod is in its update) even
+  // when the template asks for more again: it is patched again, on the slot it holds already.
+  const standing: ClaimStanding = resizing ? 'resizing' : short ? (bound ? 'behind' : 'unbound') : 'done';
   const conditions = (Array.isArray(status.conditions) ? status.conditions : []).filter(
     (c): c is { type: string; status: string; message?: unknown } => typeof c?.type === 'string' && c.status === 'True',
   );
@@ -179,7 +189,7 @@ function claimFacts(pvc: PersistentVolumeClaim, name: string, pod: string, ordin
   const allocation = status.allocatedResourceStatuses?.storage;
   const infeasible = typeof allocation === 'string' && allocation.endsWith('Infeasible') ? allocation : null;
   const error = condition && ERROR_CONDITIONS.includes(condition.type) ? `${condition.type}${condition.message ? `: ${condition.message}` : ''}` : null;
-  return { name, pod, ordinal, standing, wanted, requested, capacity, condition, failed: standing === 'resizing' ? (error ?? infeasible) : null };
+  return { name, pod, ordinal, standing, short, wanted, requested, capacity, condition, failed: standing === 'resizing' ? (error ?? infeasible) : null };
 }
 
 function storageOf(spec: unknown): string | undefined {
