@@ -1,14 +1,25 @@
-// `npm run dev`: the whole NeoSet system in the foreground (dev/stack.ts). Prints
-// `export KUBECONFIG=<dir>/kubeconfig`, then `NeoSet dev stack ready`, then one line per function
-// invocation that wrote something. Ctrl-C (SIGINT) or SIGTERM stops everything it started.
+// `npm run dev`: the whole NeoSet system in the foreground. Prints `export KUBECONFIG=<dir>/kubeconfig`,
+// then `NeoSet dev stack ready`, then (--bridge) one line per function invocation that wrote
+// something. Ctrl-C (SIGINT) or SIGTERM stops everything it started.
 //
+// Two modes:
+//   (default)   the real Knative Eventing (dev/knative-stack.ts): a control plane on the service
+//               network, a process-mode kubelet, kube-proxy and CoreDNS, Knative Eventing v0.50.0 from
+//               its release manifests, and NeoSet's eventing-only variant — the functions as pods fed by
+//               ApiServerSources → Broker → Triggers and a PingSource (minute ticks). Needs root and the
+//               machine's service network (one such stack per machine).
+//   --bridge    the light imitation (dev/stack.ts): the functions as host processes and dev/bridge/
+//               playing ApiServerSource, Broker, Triggers and PingSource (ticks every --resync-ms).
+//
+//   --dir DIR           working directory (default .neoset/dev; NEOSET_DEV_DIR)
+//   --bridge only:
 //   --record DIR        save every event the bridge delivers (also NEOSET_RECORD=DIR); README "Record and replay"
 //   --resync-ms N       PingSource period of the bridge (default 3000; NEOSET_RESYNC_MS)
 //   --reconcile-port N  (default 8081)  --readiness-port N (8082)  --admission-port N (8443); 0: any free port
-//   --dir DIR           working directory (default .neoset/dev; NEOSET_DEV_DIR)
-//   --kubeconfig PATH   run against your cluster (kind, minikube, ...) instead of a local control plane:
-//   --context NAME      its context (default: the current one); no simulated kubelet; the CRD, the
-//                       functions' RBAC and the admission webhooks installed, the webhooks removed on exit
+//   --kubeconfig PATH   run against your cluster (kind, minikube, ...) instead of a local control plane
+//                       (implies --bridge); no simulated kubelet; the CRD, the functions' RBAC and the
+//                       admission webhooks installed, the webhooks removed on exit
+//   --context NAME      its context (default: the current one)
 //   --admission-host H  the address your API server calls the admission webhooks at (default 127.0.0.1)
 //   --hook-owner URL    hand the lifecycle CloudEvents (SPEC §4.10; printed as `hook event: ...`) on to
 //                       this hook owner, e.g. examples/hooks/ (NEOSET_HOOK_OWNER)
@@ -22,13 +33,15 @@ import { parseArgs } from 'node:util';
 import { build } from '../scripts/build.ts';
 import { STOP_DEADLINE_MS } from './cluster/shutdown.ts';
 import { REPO_ROOT } from './functions.ts';
+import { startKnativeDevStack, type KnativeDevStack } from './knative-stack.ts';
 import { startDevStack, type DevStack } from './stack.ts';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
 function usage(message: string): never {
   say(`npm run dev: ${message}`);
-  say('usage: npm run dev -- [--kubeconfig PATH [--context NAME] [--admission-host HOST]] [--record DIR] [--resync-ms N] [--reconcile-port N] [--readiness-port N] [--admission-port N] [--dir DIR] [--hook-owner URL] [--bundled] [--verbose]');
+  say('usage: npm run dev -- [--dir DIR]');
+  say('       npm run dev -- --bridge [--kubeconfig PATH [--context NAME] [--admission-host HOST]] [--record DIR] [--resync-ms N] [--reconcile-port N] [--readiness-port N] [--admission-port N] [--dir DIR] [--hook-owner URL] [--bundled] [--verbose]');
   process.exit(2);
 }
 
@@ -36,16 +49,17 @@ function parse() {
   try {
     return parseArgs({
       options: {
-        record: { type: 'string', default: process.env.NEOSET_RECORD },
-        'resync-ms': { type: 'string', default: process.env.NEOSET_RESYNC_MS ?? '3000' },
-        'reconcile-port': { type: 'string', default: '8081' },
-        'readiness-port': { type: 'string', default: '8082' },
-        'admission-port': { type: 'string', default: '8443' },
+        bridge: { type: 'boolean', default: false },
+        record: { type: 'string' },
+        'resync-ms': { type: 'string' },
+        'reconcile-port': { type: 'string' },
+        'readiness-port': { type: 'string' },
+        'admission-port': { type: 'string' },
         dir: { type: 'string', default: process.env.NEOSET_DEV_DIR ?? join(REPO_ROOT, '.neoset', 'dev') },
         kubeconfig: { type: 'string' },
         context: { type: 'string' },
         'admission-host': { type: 'string' },
-        'hook-owner': { type: 'string', default: process.env.NEOSET_HOOK_OWNER },
+        'hook-owner': { type: 'string' },
         bundled: { type: 'boolean', default: false },
         verbose: { type: 'boolean', default: false },
       },
@@ -62,19 +76,28 @@ function integer(flag: string, raw: string | undefined, min: number, max: number
 }
 
 const args = parse();
+// Your cluster has its own (or no) Knative: the bridge feeds the functions there.
+const bridge = args.bridge || args.kubeconfig !== undefined;
+// Flags only: the variables standing for them (NEOSET_RECORD, ...) are the bridge's and ignored here.
+const BRIDGE_ONLY = ['record', 'resync-ms', 'reconcile-port', 'readiness-port', 'admission-port', 'hook-owner', 'bundled', 'verbose'] as const;
+const misplaced = BRIDGE_ONLY.filter((flag) => args[flag] !== undefined && args[flag] !== false);
+if (!bridge && misplaced.length > 0) {
+  usage(`--${misplaced[0]} goes with --bridge: on the real Knative the events go through its Broker, the functions run as pods and the resync is its PingSource's minute`);
+}
 const absolute = (p: string) => (isAbsolute(p) ? p : resolve(process.cwd(), p));
+const record = args.record ?? process.env.NEOSET_RECORD;
 const options = {
   dir: absolute(args.dir!),
-  recordDir: args.record ? absolute(args.record) : undefined,
-  resyncMs: integer('resync-ms', args['resync-ms'], 100, 3_600_000),
+  recordDir: record ? absolute(record) : undefined,
+  resyncMs: integer('resync-ms', args['resync-ms'] ?? process.env.NEOSET_RESYNC_MS ?? '3000', 100, 3_600_000),
   ports: {
-    reconcile: integer('reconcile-port', args['reconcile-port'], 0, 65535),
-    readiness: integer('readiness-port', args['readiness-port'], 0, 65535),
-    admission: integer('admission-port', args['admission-port'], 0, 65535),
+    reconcile: integer('reconcile-port', args['reconcile-port'] ?? '8081', 0, 65535),
+    readiness: integer('readiness-port', args['readiness-port'] ?? '8082', 0, 65535),
+    admission: integer('admission-port', args['admission-port'] ?? '8443', 0, 65535),
   },
   cluster: args.kubeconfig ? { kubeconfig: absolute(args.kubeconfig), context: args.context } : undefined,
   admissionHost: args['admission-host'],
-  hookOwner: args['hook-owner'],
+  hookOwner: args['hook-owner'] ?? process.env.NEOSET_HOOK_OWNER,
   bundled: args.bundled,
   verbose: args.verbose,
 };
@@ -82,7 +105,7 @@ if (!args.kubeconfig && (args.context || args['admission-host'])) usage('--conte
 
 /** Signals closer together than this are one Ctrl-C (see shutdown). */
 const REPEAT_MS = 1000;
-let stack: DevStack | undefined;
+let stack: DevStack | KnativeDevStack | undefined;
 let stopping: { why: string; at: number } | undefined;
 const kubeconfigPath = join(options.dir, 'kubeconfig');
 
@@ -130,16 +153,34 @@ try {
     await build();
   }
   const started = Date.now();
-  stack = await startDevStack({ ...options, log: (line) => (stopping ? say(line) : process.stdout.write(`${line}\n`)) });
+  const log = (line: string) => (stopping ? say(line) : process.stdout.write(`${line}\n`));
+  const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
+  if (bridge) {
+    const light = await startDevStack({ ...options, log });
+    stack = light;
+    const { reconcile, readiness, admission } = light.functions;
+    process.stdout.write(`export KUBECONFIG=${light.kubeconfigPath}\n`);
+    process.stdout.write(
+      `NeoSet dev stack ready in ${seconds()} s: kube-apiserver ${light.cluster.version} at ${light.cluster.server}; ` +
+        `reconcile ${reconcile.url}, readiness ${readiness.url}, admission ${admission.url}; logs in ${light.logsDir}. Ctrl-C stops it.\n`,
+    );
+  } else {
+    // Its stop is there from the start: its pods' processes would not die with this one.
+    stack = startKnativeDevStack({ dir: options.dir, log });
+    const real = await stack.ready;
+    for (const line of real.summary) process.stdout.write(`${line}\n`);
+    process.stdout.write(`export KUBECONFIG=${real.kubeconfigPath}\n`);
+    process.stdout.write(
+      `NeoSet dev stack ready in ${seconds()} s on the real Knative Eventing v${real.knativeVersion}: kube-apiserver ${real.controlPlane.version} at ${real.controlPlane.server}; ` +
+        `NeoSet's functions as pods fed by its Broker; logs in ${real.logsDir}. Ctrl-C stops it.\n`,
+    );
+  }
   // A part dying on its own ends the stack; during a deliberate stop the parts exit anyway.
   void stack.failed.then((why) => (stopping ? undefined : shutdown(why, 1)));
-  const { reconcile, readiness, admission } = stack.functions;
-  process.stdout.write(`export KUBECONFIG=${stack.kubeconfigPath}\n`);
-  process.stdout.write(
-    `NeoSet dev stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s: kube-apiserver ${stack.cluster.version} at ${stack.cluster.server}; ` +
-      `reconcile ${reconcile.url}, readiness ${readiness.url}, admission ${admission.url}; logs in ${stack.logsDir}. Ctrl-C stops it.\n`,
-  );
 } catch (error) {
-  say(`npm run dev failed: ${(error as Error).stack ?? error}`);
-  await shutdown('startup failed', 1);
+  // A startup cut short by Ctrl-C is not a failure: the stop under way exits.
+  if (!stopping) {
+    say(`npm run dev failed: ${(error as Error).stack ?? error}`);
+    await shutdown('startup failed', 1);
+  }
 }

@@ -12,6 +12,8 @@
 // left is recognised and removed by the next one, and what another live run (or a real kube-proxy of
 // this host) has is never touched.
 
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execute, pidAlive, STATE_ROOT } from '../kubelet/process/network.ts';
@@ -90,4 +92,51 @@ export async function claimServiceNetwork(log: (line: string) => void): Promise<
     }
   }
   return { address: API_ADDRESS, release };
+}
+
+const ownerNow = (dir: string): number | undefined => {
+  try {
+    const pid = Number(readFileSync(join(dir, 'owner'), 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * Removes, synchronously, what this process owns of the machine's networking — the process-mode
+ * kubelets' network namespaces (what still runs in them killed first: the pods' processes are in
+ * process groups of their own and do not die with us), their bridges and state, the service
+ * network's interface and kube-proxy's tables — for an exit that cannot wait for the parts' stops
+ * (a Ctrl-C during startup, the stop's deadline). Names as dev/kubelet/process/network.ts gives
+ * them (neoset<N>, neoset-<N>-<uid>). Never throws; what is not ours is not touched.
+ */
+export function sweepNow(): void {
+  const sh = (file: string, args: string[]) => spawnSync(file, args, { encoding: 'utf8', timeout: 2000 }).stdout ?? '';
+  let dirs: string[] = [];
+  try {
+    dirs = readdirSync(STATE_ROOT);
+  } catch {
+    return; // nothing of anyone's
+  }
+  const namespaces = sh('ip', ['netns', 'list']).split('\n').map((line) => line.split(' ')[0]);
+  for (const node of dirs.filter((d) => /^neoset\d+$/.test(d) && ownerNow(join(STATE_ROOT, d)) === process.pid)) {
+    for (const ns of namespaces.filter((n) => n.startsWith(`neoset-${node.slice('neoset'.length)}-`))) {
+      for (const pid of sh('ip', ['netns', 'pids', ns]).split('\n').map(Number).filter((p) => p > 0)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
+      sh('ip', ['netns', 'del', ns]);
+    }
+    sh('ip', ['link', 'del', node]);
+    rmSync(join(STATE_ROOT, node), { recursive: true, force: true });
+  }
+  if (ownerNow(OWNER_DIR) === process.pid) {
+    for (const [family, name] of KUBE_PROXY_TABLES) sh('nft', ['delete', 'table', family, name]);
+    sh('ip', ['link', 'del', API_LINK]);
+    rmSync(OWNER_DIR, { recursive: true, force: true });
+  }
 }

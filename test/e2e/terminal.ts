@@ -48,10 +48,19 @@ export interface Dev extends Leader {
   dir: string;
 }
 
-/** `npm run dev` on free ports in a new directory, plus `args`. */
+/** `npm run dev -- --bridge` (the light mode) on free ports in a new directory, plus `args`. */
 export function startDev(args: string[] = []): Dev {
   const dir = mkdtempSync(join(tmpdir(), 'neoset-dev-stop-'));
-  return { dir, ...startNpm(['dev', '--', '--dir', dir, '--reconcile-port', '0', '--readiness-port', '0', '--admission-port', '0', ...args]) };
+  return { dir, ...startNpm(['dev', '--', '--bridge', '--dir', dir, '--reconcile-port', '0', '--readiness-port', '0', '--admission-port', '0', ...args]) };
+}
+
+/**
+ * `npm run dev` in its default mode, on the real Knative, in a new directory. It claims the machine's
+ * service network: run its tests under `flock /tmp/neoset-service-network.lock`.
+ */
+export function startKnativeDev(args: string[] = []): Dev {
+  const dir = mkdtempSync(join(tmpdir(), 'neoset-dev-knative-'));
+  return { dir, ...startNpm(['dev', '--', '--dir', dir, ...args]) };
 }
 
 export const untilOutput = (dev: Dev, text: string, timeoutMs = 180_000) =>

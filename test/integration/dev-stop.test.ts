@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { poll } from '../../dev/cluster/wait.ts';
 import { imagePatch, kubectlOn } from '../e2e/readme-walkthrough.ts';
-import { pressCtrlC, processGroup, startDev, startNpm, STOP_WITHIN_MS, untilOutput, type Dev } from '../e2e/terminal.ts';
+import { pressCtrlCOnKnative } from '../e2e/footprint.ts';
+import { pressCtrlC, processGroup, startDev, startKnativeDev, startNpm, STOP_WITHIN_MS, untilOutput, type Dev } from '../e2e/terminal.ts';
 
 const REPO_ROOT = new URL('../..', import.meta.url).pathname;
 const EXAMPLE = join(REPO_ROOT, 'examples', 'mysql.yaml');
@@ -62,6 +63,52 @@ describe('Ctrl-C of npm run dev (SIGINT to the whole process group)', () => {
     }, { timeoutMs: 60_000, intervalMs: 100 });
     await expectStopped(dev, 'mid-rollout');
   }, 240_000);
+});
+
+// The default mode, on the real Knative (needs the machine's service network: run this file under
+// `flock /tmp/neoset-service-network.lock`). Besides its process group it has pods' processes in
+// process groups of their own, network namespaces, veths and a bridge, the service network's
+// interface and kube-proxy's nftables tables (test/e2e/footprint.ts): all gone within 5 s too.
+describe('Ctrl-C of npm run dev on the real Knative (its pods, network namespaces, veths, bridge, nftables tables)', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const expectAllGone = async (dev: Dev, situation: string) => {
+    dirs.push(dev.dir);
+    const { code, ms, before, left } = await pressCtrlCOnKnative(dev);
+    const count = (f: typeof before) => `${f.processes.length} processes, ${f.netns.length} network namespaces, ${f.links.length} links, ${f.tables.length} nftables tables`;
+    console.log(`[dev-stop knative] ${situation}: ${count(before)} (${before.links.filter((l) => !l.startsWith('veth')).join(', ')}; ${before.tables.join(', ')}) gone ${ms} ms after SIGINT, exit ${code}; left: ${count(left)}`);
+    expect(before.processes.length).toBeGreaterThan(2);
+    expect(left, `still there ${STOP_WITHIN_MS} ms after Ctrl-C ${situation}:\n${dev.output()}`).toEqual({ netns: [], links: [], tables: [], processes: [] });
+    expect(code, dev.output()).toBe(0);
+    expect(existsSync(join(dev.dir, 'kubeconfig'))).toBe(false);
+    return before;
+  };
+
+  it('during startup, once kube-apiserver runs', async () => {
+    const dev = startKnativeDev();
+    await untilOutput(dev, 'started kube-apiserver');
+    await expectAllGone(dev, 'during startup');
+  }, 120_000);
+
+  it("during startup, while Knative's pods and the functions' pods start", async () => {
+    const dev = startKnativeDev();
+    await untilOutput(dev, 'admission certificate issued');
+    const before = await expectAllGone(dev, 'while the pods start');
+    expect(before.netns.length).toBeGreaterThan(0);
+    expect(before.tables).toEqual(['ip kube-proxy', 'ip6 kube-proxy']);
+  }, 120_000);
+
+  it('idle, every pod running', async () => {
+    const dev = startKnativeDev();
+    await untilOutput(dev, 'NeoSet dev stack ready');
+    const before = await expectAllGone(dev, 'idle');
+    // CoreDNS, Knative's nine, NeoSet's five and the sources' adapters: each a namespace and a veth.
+    expect(before.netns.length).toBeGreaterThanOrEqual(17);
+    expect(before.links).toContain('neoset-api');
+  }, 120_000);
 });
 
 describe('npm run cluster:down, and Ctrl-C of cluster:up', () => {

@@ -4,7 +4,7 @@
 // state gauges read, and Ctrl-C leaving no process behind.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +15,9 @@ import { freePorts } from '../../dev/cluster/ports.ts';
 import { probe } from '../../dev/cluster/probe.ts';
 import { isAlive } from '../../dev/cluster/local-cluster.ts';
 import { poll } from '../../dev/cluster/wait.ts';
-import { readmeWalkthrough } from '../e2e/readme-walkthrough.ts';
+import { pressCtrlCOnKnative } from '../e2e/footprint.ts';
+import { kubectlOn, readmeWalkthrough } from '../e2e/readme-walkthrough.ts';
+import { startKnativeDev, STOP_WITHIN_MS, untilOutput, type Dev } from '../e2e/terminal.ts';
 
 const REPO_ROOT = new URL('../..', import.meta.url).pathname;
 const EXAMPLE = join(REPO_ROOT, 'examples', 'mysql.yaml');
@@ -142,7 +144,7 @@ describe('bundled functions (dist/, the image entrypoint)', () => {
   });
 });
 
-describe('npm run dev', () => {
+describe('npm run dev -- --bridge', () => {
   let dir: string;
   let dev: ChildProcessWithoutNullStreams;
   let stdout = '';
@@ -153,7 +155,7 @@ describe('npm run dev', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'neoset-dev-'));
     const ports = ['--reconcile-port', '0', '--readiness-port', '0', '--admission-port', '0'];
-    dev = spawn(process.execPath, ['dev/main.ts', '--dir', dir, '--record', join(dir, 'events'), '--resync-ms', '1000', ...ports], { cwd: REPO_ROOT });
+    dev = spawn(process.execPath, ['dev/main.ts', '--bridge', '--dir', dir, '--record', join(dir, 'events'), '--resync-ms', '1000', ...ports], { cwd: REPO_ROOT });
     dev.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     dev.stderr.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     await poll('NeoSet dev stack ready', async () => {
@@ -243,4 +245,84 @@ describe('npm run dev', () => {
     expect(pids.filter(isAlive)).toEqual([]);
     expect(existsSync(kubeconfig)).toBe(false);
   }, 60_000);
+});
+
+// The default mode: the real Knative Eventing beneath NeoSet (dev/knative-stack.ts). Claims the
+// machine's service network: run this file under `flock /tmp/neoset-service-network.lock`.
+describe('npm run dev (the real Knative Eventing, the default)', () => {
+  let dev: Dev;
+  let kubeconfig = '';
+  let readyInS = 0;
+  const k = (args: string[]) => kubectlOn(kubeconfig)(args);
+  const started = Date.now();
+
+  beforeAll(async () => {
+    dev = startKnativeDev();
+    await untilOutput(dev, 'NeoSet dev stack ready', 120_000);
+    kubeconfig = /^export KUBECONFIG=(.*)$/m.exec(dev.output())![1];
+    readyInS = Number(/NeoSet dev stack ready in ([\d.]+) s/.exec(dev.output())![1]);
+    console.log(`[dev knative] ready line ${readyInS} s after dev/main.ts started (${((Date.now() - started) / 1000).toFixed(1)} s after npm run dev), load average ${loadavg()[0].toFixed(1)}:\n${dev.output()}`);
+  }, 150_000);
+
+  afterAll(async () => {
+    if (dev && dev.child.exitCode === null) await pressCtrlCOnKnative(dev);
+    if (dev) rmSync(dev.dir, { recursive: true, force: true });
+  });
+
+  it('prints what runs and how to see Knative\'s objects, the kubeconfig, then the ready line within 30 s', () => {
+    const out = dev.output();
+    expect(out).toContain('kubectl get brokers,triggers,apiserversources,pingsources -A');
+    expect(out).toContain('Knative Eventing v0.50.0');
+    expect(out).toMatch(/NeoSet dev stack ready in [\d.]+ s on the real Knative Eventing v0\.50\.0: kube-apiserver v1\.37\.2 at https:\/\/10\.245\.0\.1:\d+/);
+    expect(out).not.toContain('event bridge');
+    expect(kubeconfig).toBe(join(dev.dir, 'kubeconfig'));
+    expect(out.indexOf('export KUBECONFIG=')).toBeLessThan(out.indexOf('NeoSet dev stack ready'));
+    expect(readyInS).toBeLessThanOrEqual(30);
+  });
+
+  it("kubectl get pods -n knative-eventing: Knative's components Running, each with a pod IP", () => {
+    console.log(k(['get', 'pods', '-n', 'knative-eventing', '-o', 'wide']));
+    const pods = JSON.parse(k(['get', 'pods', '-n', 'knative-eventing', '-o', 'json'])).items as { metadata: { name: string }; status: { phase: string; podIP?: string } }[];
+    const components = ['eventing-controller', 'eventing-webhook', 'imc-controller', 'imc-dispatcher', 'mt-broker-controller', 'mt-broker-filter', 'mt-broker-ingress'];
+    for (const component of components) expect(pods.map((p) => p.metadata.name).some((n) => n.startsWith(`${component}-`)), component).toBe(true);
+    for (const pod of pods) {
+      expect(pod.status.phase, pod.metadata.name).toBe('Running');
+      expect(pod.status.podIP, pod.metadata.name).toMatch(/^10\.244\.\d+\.\d+$/);
+    }
+  });
+
+  it('kubectl get triggers -n neoset-system: every Trigger Ready, and the Broker and the ApiServerSources too', () => {
+    console.log(k(['get', 'brokers,triggers,apiserversources,pingsources', '-A']));
+    const table = k(['get', 'triggers', '-n', 'neoset-system']).trim().split('\n');
+    const ready = table[0].split(/\s+/).indexOf('READY');
+    const rows = table.slice(1).map((line) => line.split(/\s+/));
+    expect(rows.map((r) => r[0]).sort()).toEqual(['neoset-readiness-pods', 'neoset-reconcile-neosets', 'neoset-reconcile-pods', 'neoset-reconcile-resync']);
+    for (const row of rows) expect(row[ready], row[0]).toBe('True');
+    const readyOf = (kind: string) => JSON.parse(k(['get', kind, '-n', 'neoset-system', '-o', 'json'])).items.map((o: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }) => [o.metadata.name, o.status?.conditions?.find((c) => c.type === 'Ready')?.status]);
+    expect(readyOf('brokers')).toEqual([['neoset', 'True']]);
+    expect(readyOf('apiserversources')).toEqual([['neoset-neosets', 'True'], ['neoset-pods', 'True']]);
+  });
+
+  it('drives examples/mysql.yaml through an in-place rollout, every event through the real Broker (no bridge)', async () => {
+    const walk = Date.now();
+    const { before, after } = await readmeWalkthrough(kubeconfig);
+    console.log(`[dev knative] README walkthrough (apply, 5 Ready, patch, rollout Completed) in ${((Date.now() - walk) / 1000).toFixed(1)} s`);
+    expect(after.map((p) => p.spec.containers[0].image)).toEqual(Array(5).fill('mysql:8.1'));
+    expect(Object.fromEntries(after.map((p) => [p.metadata.name, p.metadata.uid]))).toEqual(Object.fromEntries(before.map((p) => [p.metadata.name, p.metadata.uid])));
+    // reconcile (a pod, reached at its Service's ClusterIP) says so itself.
+    const reconcile = /reconcile (http:\/\/10\.\d+\.\d+\.\d+)/.exec(dev.output())![1];
+    const metrics = (await probe(`${reconcile}/metrics`))!.body;
+    expect(metrics).toContain('neoset_replicas{namespace="default",neoset="mysql"} 5');
+    expect(metrics).toContain('neoset_updated_replicas{namespace="default",neoset="mysql"} 5');
+    expect(metrics).toMatch(/neoset_reconcile_total\{result="ok"\} [1-9]/);
+  });
+
+  it('stops everything it started on Ctrl-C: processes, network namespaces, veths, bridge, nftables tables', async () => {
+    const { code, ms, before, left } = await pressCtrlCOnKnative(dev);
+    console.log(`[dev knative] after the rollout: ${before.processes.length} processes, ${before.netns.length} network namespaces, ${before.links.length} links, tables ${before.tables.join(', ')} gone ${ms} ms after SIGINT, exit ${code}`);
+    expect(left).toEqual({ netns: [], links: [], tables: [], processes: [] });
+    expect(ms).toBeLessThanOrEqual(STOP_WITHIN_MS);
+    expect(code).toBe(0);
+    expect(existsSync(kubeconfig)).toBe(false);
+  }, 30_000);
 });
