@@ -304,7 +304,7 @@ export const NeoSetSpec = z.object({
   volumeClaimTemplates: z
     .array(PersistentVolumeClaimTemplate)
     .default([])
-    .describe('One PVC per claim per ordinal, named <claim>-<neoset>-<ordinal>, mounted as a volume of that name. Immutable.'),
+    .describe('One PVC per claim per ordinal, named <claim>-<neoset>-<ordinal>, mounted as a volume of that name. Immutable but for one change: raising an existing template\'s spec.resources.requests.storage expands the existing PVCs in place (their StorageClass must allow volume expansion), highest ordinal first, within the rollout\'s partition and maxUnavailable, not while paused or under OnDelete; a pod whose claims resize counts as unavailable and is not updated until each claim reports the request in status.capacity (condition ClaimsResized). A shrink, adding or removing a template, or any other change is refused. A failed resize (ControllerResizeError, NodeResizeError, *Infeasible) fails the rollout with reason VolumeResizeFailed.'),
   podManagementPolicy: z
     .enum(['OrderedReady', 'Parallel'])
     .default('OrderedReady')
@@ -338,7 +338,7 @@ export const ConditionType = z.enum(['Available', 'Progressing', 'Paused', 'Read
 
 export const Condition = z
   .object({
-    type: z.string().describe('Available, Progressing, Paused or ReadyForUpgrade.'),
+    type: z.string().describe('Available, Progressing, Paused, ReadyForUpgrade, or ClaimsResized (with volumeClaimTemplates that request storage).'),
     status: z.enum(['True', 'False', 'Unknown']).describe('True, False or Unknown.'),
     reason: z.string().describe('CamelCase reason for the last transition.'),
     message: z.string().describe('Human-readable detail.'),
@@ -355,7 +355,7 @@ export const NeoSetStatus = z
     replicas: count('Pods that exist.'),
     readyReplicas: count('Pods whose Ready condition is True.'),
     availableReplicas: count('Pods Ready for at least minReadySeconds.'),
-    updatedReplicas: count('Pods on updateRevision.'),
+    updatedReplicas: count('Pods on updateRevision, with no update in flight and every claim reporting the storage its template requests.'),
     updatedReadyReplicas: count('Pods on updateRevision that are Ready.'),
     currentRevision: z.string().optional().describe('The stable revision: every pod ran it when it was last reached.'),
     updateRevision: z.string().optional().describe('The revision of the current spec.template.'),
@@ -421,7 +421,7 @@ export const NeoSetStatus = z
     conditions: z
       .array(Condition)
       .optional()
-      .meta({ description: 'Available, Progressing, Paused, ReadyForUpgrade.', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
+      .meta({ description: 'Available, Progressing, Paused, ReadyForUpgrade; ClaimsResized with volumeClaimTemplates that request storage.', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
   })
   .describe('Observed state, written by the reconcile function.');
 
