@@ -6,6 +6,7 @@ import type { NeoSet } from '../../shared/api/neoset.ts';
 import { ANNOTATION_DATA_FORMAT_DOWNGRADE as ACK, dataFormatOf, describeHolders, highestRan, type Downgrade, type FormatRan, type PodOnRevision } from '../../shared/core/revisions/data-format.ts';
 import { templateOf } from '../../shared/core/revisions/rollback.ts';
 import { templateChange } from '../../shared/core/revisions/template-diff.ts';
+import { ordinalPositions, ordinalsInRange } from '../../shared/core/ordinals.ts';
 import type { ControllerRevision } from '../../shared/core/objects.ts';
 import { ref } from './neosets.ts';
 import { imagesOf } from './revisions.ts';
@@ -49,10 +50,12 @@ function podsLine(d: UndoDryRun): string {
   const groups = new Map<string, string[]>();
   const put = (what: string, pod: string) => groups.set(what, [...(groups.get(what) ?? []), pod]);
   const to = templateOf(d.target);
+  // §4.12: the partition counts positions among the ordinals in range (start, reserveOrdinals).
+  const positions = ordinalPositions(ordinalsInRange(spec));
   for (const pod of [...d.pods].sort((a, b) => ordinalOf(b.name) - ordinalOf(a.name))) {
     const from = d.revisions.find((r) => r.metadata.name === pod.revision);
     if (pod.revision === d.target.metadata.name) put(`already on revision ${d.target.revision}`, pod.name);
-    else if (ordinalOf(pod.name) < partition) put(`held back by partition ${partition}`, pod.name);
+    else if ((positions.get(ordinalOf(pod.name)) ?? Infinity) < partition) put(`held back by partition ${partition}`, pod.name);
     else if (strategy === 'OnDelete') put('left as they are (OnDelete: updated when deleted)', pod.name);
     else if (strategy === 'ReCreate') put(`recreated from ${numberOf(d.revisions, pod.revision)}`, pod.name);
     else if (from && templateChange(templateOf(from), to).inPlace) put(`patched in place from ${numberOf(d.revisions, pod.revision)}`, pod.name);
