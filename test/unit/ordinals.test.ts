@@ -7,6 +7,7 @@ import { NeoSet } from '../../shared/api/neoset.ts';
 import { lastOrdinal, ordinalsInRange, parseReservedOrdinal } from '../../shared/core/ordinals.ts';
 import { DEFAULT_LIMITS } from '../../shared/admission/limits.ts';
 import { neosetIssues } from '../../shared/admission/validate.ts';
+import { detail } from '../../bin/neoset/dashboard/view.ts';
 import { checkInvariants } from '../oracle/index.ts';
 import { plan, settled, steps } from './helpers.ts';
 import { World, type WorldObservation } from './world.ts';
@@ -177,5 +178,17 @@ describe('decisions', () => {
     await settleChecked(w);
     expect([0, 2, 3].map((i) => w.imageOf(i))).toEqual(['nginx:v1', 'nginx:v1', 'nginx:2']);
     expect(w.pod(1)).toBeUndefined();
+  });
+});
+
+describe('where it shows', () => {
+  it('the dashboard draws the partition line before the pod at position partition', () => {
+    const at = (spec: Record<string, unknown>) =>
+      detail({ neosets: [{ metadata: { name: 'db', namespace: 'ns' }, spec: { selector: { matchLabels: { app: 'db' } }, ...spec } }], pods: [], revisions: [], events: [] }, 'ns', 'db')!.partitionOrdinal;
+    expect(at({ replicas: 3, updateStrategy: { partition: 1 } })).toBe(1);
+    expect(at({ replicas: 3, ordinals: { start: 5 }, updateStrategy: { partition: 1 } })).toBe(6);
+    expect(at({ replicas: 3, reserveOrdinals: ['0-1'], updateStrategy: { partition: 1 } })).toBe(3);
+    expect(at({ replicas: 3, updateStrategy: { partition: 3 } })).toBeNull(); // past the last: at the end
+    expect(at({ replicas: 2_000_000_000, updateStrategy: { partition: 1_999_999_999 } })).toBeNull(); // bounded walk
   });
 });

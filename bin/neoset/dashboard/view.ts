@@ -9,6 +9,7 @@ import type { ObjectMeta, Pod } from '../../../shared/core/objects.ts';
 import { previousRevision } from '../../../shared/core/revisions/rollback.ts';
 import { imagesOf } from '../revisions.ts';
 import { eventTime } from './store.ts';
+import { ordinalsInRange } from '../../../shared/core/ordinals.ts';
 import type { Condition, EventObject, Meta, NeoSetObject, PodObject, RevisionObject } from './wire.ts';
 
 const RECENT_EVENTS = 25;
@@ -71,6 +72,8 @@ export interface EventView {
 
 export interface NeoSetDetail extends NeoSetSummary {
   partition: number;
+  /** §4.12: the ordinal at position partition (start and reserveOrdinals counted), before which the partition line is drawn; null past the last. */
+  partitionOrdinal: number | null;
   paused: boolean;
   maxUnavailable: string;
   strategy: string;
@@ -125,6 +128,15 @@ function canaryStep(n: NeoSetObject): string | undefined {
 const ownedBy = (n: NeoSetObject) => (m: Meta) =>
   m.namespace === n.metadata.namespace && n.spec?.selector !== undefined && controlOf(n as NeoSet, { metadata: m as ObjectMeta }) !== 'other';
 
+function partitionOrdinal(n: NeoSetObject): number | null {
+  const spec = n.spec ?? {};
+  const partition = spec.updateStrategy?.partition ?? 0;
+  // Only the first partition + 1 ordinals are needed (and no more than a page could show).
+  const replicas = Math.min(spec.replicas ?? 0, partition + 1, 100_000);
+  const ordinals = ordinalsInRange({ replicas, ordinals: { start: spec.ordinals?.start ?? 0 }, reserveOrdinals: spec.reserveOrdinals });
+  return ordinals[partition] ?? null;
+}
+
 export function detail(objects: Objects, namespace: string, name: string): NeoSetDetail | undefined {
   const n = objects.neosets.find((x) => key(x.metadata) === `${namespace}/${name}`);
   if (!n) return undefined;
@@ -135,6 +147,7 @@ export function detail(objects: Objects, namespace: string, name: string): NeoSe
   return {
     ...summary(n),
     partition: strategy.partition ?? 0,
+    partitionOrdinal: partitionOrdinal(n),
     paused: strategy.pause ?? false,
     maxUnavailable: String(strategy.maxUnavailable ?? 1),
     strategy: strategy.type ?? '',

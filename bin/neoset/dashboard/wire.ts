@@ -18,6 +18,9 @@ export interface NeoSetObject {
   metadata: Meta;
   spec?: {
     replicas?: number;
+    /** §4.12: which ordinals replicas maps to. */
+    ordinals?: { start?: number };
+    reserveOrdinals?: (number | string)[];
     /** Whose orphans it adopts (SPEC §4.1). */
     selector?: NeoSet['spec']['selector'];
     template?: unknown;

@@ -96,12 +96,13 @@ function renderLegend(d) {
 function renderPods(d) {
   const cards = [];
   const line = () =>
-    h('li', { class: 'partition', 'data-partition': d.partition, 'aria-label': `partition ${d.partition}: ordinals ${d.partition} and above are updated` }, h('span', {}, `partition ${d.partition}`));
+    h('li', { class: 'partition', 'data-partition': d.partition, 'aria-label': `partition ${d.partition}: ordinals ${d.partitionOrdinal ?? d.partition} and above are updated` }, h('span', {}, `partition ${d.partition}`));
+  // §4.12: the line goes before the pod at position partition (start and reserved ordinals counted).
   for (const p of d.pods) {
-    if (p.ordinal === d.partition) cards.push(line());
+    if (p.ordinal === d.partitionOrdinal) cards.push(line());
     cards.push(podCard(p));
   }
-  if (!d.pods.some((p) => p.ordinal === d.partition)) cards.push(line());
+  if (!d.pods.some((p) => p.ordinal === d.partitionOrdinal)) cards.push(line());
   document.getElementById('pods').replaceChildren(...cards);
 }
 
