@@ -70,6 +70,7 @@ export function decide(snapshot: Snapshot, now: Date, duties: Duties = 'all'): P
   const growth = claimGrowth(o, pvcs, failure !== null || o.canary.failure !== null);
   if (growth.failure) fail(growth.failure);
   o.claimsResizing = growth.resizing;
+  if (growth.wakeAt !== null) wake.at(growth.wakeAt);
   actions.push(...growth.patches);
   events.push(...growth.events);
   const starts = startUpdates(o, failure !== null, (v) => !touched.has(v.name));

@@ -38,8 +38,10 @@ describe('claims that grow (§4.12)', () => {
     expect(w.neoset.status).toMatchObject({ phase: 'RollingOut', updatedReplicas: 0, currentUpdatePods: [] });
     expect(condition(w, 'Progressing')).toMatchObject({ status: 'True' });
     expect(condition(w, 'ClaimsResized')).toMatchObject({ status: 'False', reason: 'Resizing', message: '0/3 claims report their requested storage; data-web-2: 1Gi of 2Gi (resizing); data-web-1: 1Gi of 2Gi (waiting for its turn); data-web-0: 1Gi of 2Gi (waiting for its turn)' });
-    // web-2's claim resizes: its slot is taken, nothing else starts.
+    // web-2's claim resizes: its slot is taken, nothing else starts; a claim's status sends no
+    // event, so the decision looks again in 5 s.
     expect(steps(plan(w))).toEqual([]);
+    expect(plan(w).requeueAfter).toBe(5);
     resizeClaim(w, 'data-web-2', 'done');
     expect(steps(plan(w))).toEqual(['resizeClaim:data-web-1']);
     await w.reconcile();

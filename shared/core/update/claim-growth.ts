@@ -68,7 +68,15 @@ export interface ClaimGrowth {
   failure: NonNullable<PodStep['failure']> | null;
   /** A claim of an ordinal >= partition is not done: the rollout has work left. */
   unfinished: boolean;
+  /**
+   * When to look again while a claim resizes: a PVC's status sends no event (knative/eventing.yaml
+   * watches NeoSets and pods), and the resync tick is a minute away. Null when none resizes.
+   */
+  wakeAt: number | null;
 }
+
+/** How often a decision looks at claims that resize: short enough for a batch to follow promptly, a few list reads a minute. */
+export const RESIZE_RECHECK_MS = 5000;
 
 const ERROR_CONDITIONS = ['ControllerResizeError', 'NodeResizeError'];
 /** Conditions worth showing, in the order the resize goes through them. */
@@ -108,6 +116,7 @@ export function claimGrowth(o: Rollout, pvcs: Map<string, PersistentVolumeClaim>
     events,
     failure,
     unfinished: claims.some((c) => c.standing !== 'done' && o.positions.get(c.ordinal)! >= o.partition),
+    wakeAt: resizing.size > 0 ? o.nowMs + RESIZE_RECHECK_MS : null,
   };
 }
 
