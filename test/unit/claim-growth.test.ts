@@ -57,6 +57,17 @@ describe('claims that grow (§4.12)', () => {
     expect(steps(plan(w))).toEqual([]);
   });
 
+  it('the patch is conditional on the claim as read: a claim changed since is decided again, not overwritten', async () => {
+    const w = await grown();
+    const snapshot = w.observation();
+    w.pvcs.get('data-web-2')!.metadata.annotations = { 'someone.example/touched': 'yes' };
+    const r = await w.reconcile({ snapshot });
+    expect(r.conflict).toBe(true);
+    expect(requests(w)).toEqual(['1Gi', '1Gi', '1Gi']);
+    await w.reconcile();
+    expect(requests(w)).toEqual(['1Gi', '1Gi', '2Gi']);
+  });
+
   it('maxUnavailable 2 patches two claims at once; an unavailable pod adds nothing to the budget', async () => {
     const w = await grown({ updateStrategy: { maxUnavailable: 2 } });
     expect(steps(plan(w))).toEqual(['resizeClaim:data-web-2', 'resizeClaim:data-web-1']);
