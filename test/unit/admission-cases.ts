@@ -160,6 +160,11 @@ export const INVALID_CASES: InvalidCase[] = [
     mentions: 'at least 1%',
     change: (n) => ((n.spec.podManagementPolicy = 'Parallel'), (n.spec.scaleStrategy = { maxUnavailable: '0%' })),
   },
+  // §4.12 start and reserved ordinals.
+  { name: 'reserved range backwards', by: 'rules', field: 'spec.reserveOrdinals[1]', mentions: 'a <= b', change: (n) => (n.spec.reserveOrdinals = [1, '5-3']) },
+  { name: 'reserved ordinal not a number', by: 'rules', field: 'spec.reserveOrdinals[0]', mentions: 'range "a-b"', change: (n) => (n.spec.reserveOrdinals = ['db-3']) },
+  { name: 'start past the last ordinal', by: 'schema', field: 'spec.ordinals.start', change: (n) => (n.spec.ordinals = { start: 1_000_000_000 }) },
+  { name: 'pods past the last ordinal', by: 'rules', field: 'spec.ordinals.start', mentions: 'over the limit of 999999999', change: (n) => (n.spec.ordinals = { start: 999_999_999 }) },
   {
     name: 'data format that is not a non-negative integer',
     by: 'rules',
