@@ -1,5 +1,7 @@
 // Pod identity (§4.1): name, labels, hostname, owner, readiness gate and volumes of ordinal i,
 // built from a revision's template. What the StatefulSet controller's newStatefulSetPod does.
+// The identity is the ordinal itself, whatever spec.ordinals.start and spec.reserveOrdinals say
+// (§4.12): which ordinals exist is ordinals.ts's, and a pod keeps its name, claims and index label.
 import {
   API_VERSION,
   CONDITION_INPLACE_READY,

@@ -11,7 +11,8 @@ import type { Revision } from '../revisions/revisions.ts';
 import { creationSlots } from './scale-budget.ts';
 
 /**
- * The revision a pod NeoSet creates for `ordinal` starts at. SPEC §4.3 gives two rules for a pod
+ * The revision a pod NeoSet creates at `position` (its index among the ordinals in range, what the
+ * partition compares: §4.12) starts at. SPEC §4.3 gives two rules for a pod
  * created while a rollout is in progress (currentRevision != updateRevision):
  *   (a) "A new pod is created from currentRevision (stable) ... The rollout then updates it like any
  *       other pod, when its ordinal is >= partition and the rollout is not paused."
@@ -20,7 +21,7 @@ import { creationSlots } from './scale-budget.ts';
  * A missing ordinal does not say whether it is a scale-up or a pod that was deleted (nothing in the
  * cluster remembers the old replica count), so one rule must serve both:
  *   - no rollout in progress: updateRevision;
- *   - ordinal < partition, or paused: currentRevision (rule (a) and (b) agree; pause starts nothing new);
+ *   - position < partition, or paused: currentRevision (rule (a) and (b) agree; pause starts nothing new);
  *   - otherwise, if the rollout can only reach updateRevision by recreating pods (ReCreate; OnDelete,
  *     whose update is the user's deletion; InPlaceIfPossible with a change beyond images): updateRevision —
  *     rule (b); a pod created at currentRevision would only be deleted again (and ReCreate would never

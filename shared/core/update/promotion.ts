@@ -17,7 +17,9 @@ export function promotion(neoset: NeoSet, full: boolean): Promotion | undefined 
   const { replicas, updateStrategy } = neoset.spec;
   const from = updateStrategy.partition;
   // A partition above replicas holds back no more pods than one equal to replicas: count from there,
-  // so the first promote updates the highest ordinal rather than doing nothing.
+  // so the first promote updates the highest ordinal rather than doing nothing. The partition counts
+  // positions among the ordinals in range (§4.12, update/starts.ts wantsUpdate), so start and
+  // reserveOrdinals change nothing here: a batch is still maxUnavailable pods.
   const to = full ? 0 : Math.max(0, Math.min(from, replicas) - resolveMaxUnavailable(neoset.spec));
   if (from === 0 && !updateStrategy.pause) return undefined;
   return { from, to, resumes: updateStrategy.pause };
