@@ -22,7 +22,8 @@
 // does not reach them), so the kubelet's stop is what ends them, deletes their network namespaces and
 // veths and its bridge; kube-proxy's nftables tables and the service network's interface go after.
 
-import { appendFileSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { join } from 'node:path';
 import { resolveCoreDns, resolveKnativeEventing } from './cluster/binaries.ts';
 import { startControlPlane, type ControlPlane } from './cluster/control-plane.ts';
@@ -32,13 +33,17 @@ import { sweepNow } from './cluster/service-network.ts';
 import { startServices } from './cluster/services.ts';
 import { PROCESS_GRACE_MS, stopInOrder, type Part } from './cluster/shutdown.ts';
 import { startKubelet } from './kubelet/kubelet.ts';
+import { STATE_ROOT } from './kubelet/process/network.ts';
+import { followFile, formatLogLine } from './log-view.ts';
 import { SYSTEM_NAMESPACE, toYaml, type Manifest } from './manifests.ts';
 import { devAnalysisAddresses } from './stack.ts';
 
 export interface KnativeDevStackOptions {
   /** Working directory: kubeconfig, logs, the control plane's data. */
   dir: string;
-  /** Progress lines. */
+  /** Print every invocation of the functions, not only those that wrote something. */
+  verbose?: boolean;
+  /** Progress and invocation lines. */
   log: (line: string) => void;
 }
 
@@ -72,6 +77,31 @@ const NODE_NAME = 'neoset-dev';
 
 /** A log into `path`, each line stamped (the kubelet's: too many lines for the terminal). */
 const fileLog = (path: string) => (line: string) => appendFileSync(path, `${new Date().toISOString()} ${line}\n`);
+
+const FUNCTIONS = ['reconcile', 'readiness', 'admission'] as const;
+
+/**
+ * Follows the function pods' logs as `--bridge` follows its processes' (dev/log-view.ts: one line per
+ * invocation that wrote something). The process-mode kubelet keeps a container's log of its Nth run
+ * in <its node's state directory>/pods/<pod uid>/logs/<container>/<N>.log (dev/kubelet/process/pods.ts);
+ * the node's is the neoset<index> directory this process owns. The runs at startup are followed.
+ */
+async function followFunctionLogs(cp: ControlPlane, verbose: boolean, log: (line: string) => void): Promise<() => void> {
+  const nodes = readdirSync(STATE_ROOT).filter((d) => /^neoset\d+$/.test(d) && readFileSync(join(STATE_ROOT, d, 'owner'), 'utf8').trim() === String(process.pid));
+  const pods = (await cp.kubeConfig().makeApiClient(CoreV1Api).listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: `app.kubernetes.io/component in (${FUNCTIONS.join(',')})` })).items;
+  const unfollow = pods.flatMap((pod) => {
+    const fn = pod.metadata!.labels!['app.kubernetes.io/component'];
+    const container = pod.spec!.containers[0].name;
+    const run = pod.status?.containerStatuses?.[0]?.restartCount ?? 0;
+    return nodes.map((node) =>
+      followFile(join(STATE_ROOT, node, 'pods', pod.metadata!.uid!, 'logs', container, `${run}.log`), (line) => {
+        const text = formatLogLine(fn, line, verbose);
+        if (text) log(text);
+      }),
+    );
+  });
+  return () => unfollow.forEach((stop) => stop());
+}
 
 /**
  * The operator's ConfigMap neoset-analysis (knative/reconcile.yaml, admission.yaml), made before the
@@ -128,6 +158,8 @@ export function startKnativeDevStack(opts: KnativeDevStackOptions): KnativeDevSt
       kubeConfig: cp.kubeConfig(),
       nodeName: NODE_NAME,
       log: fileLog(kubeletLog),
+      // As the bridge mode's: StorageClass `standard`, claims bound and resized as a CSI driver would.
+      volumes: {},
       processMode: { imageTable: [...knativeImageTable(knativeDir), ...neosetOnKnativeImageTable()], programs: { coredns }, backoffMs: 1000, maxBackoffMs: 10_000 },
     });
     add({ name: 'kubelet (pods, network namespaces)', stop: () => kubelet.stop(), budgetMs: 2 * PROCESS_GRACE_MS });
@@ -151,6 +183,9 @@ export function startKnativeDevStack(opts: KnativeDevStackOptions): KnativeDevSt
     goOn();
     const neoset = await timed('NeoSet on Knative', deployNeoSetOnKnative(cp, { prepared: true, waitPingSource: false, log: (line) => log(`neoset: ${line}`) }));
     goOn();
+
+    const unfollow = await followFunctionLogs(cp, opts.verbose ?? false, log);
+    add({ name: 'log views', stop: unfollow });
 
     copyFileSync(cp.kubeconfigPath, kubeconfigPath);
     add({ name: 'kubeconfig', stop: () => rmSync(kubeconfigPath, { force: true }) });

@@ -1,6 +1,6 @@
 // `npm run dev`: the whole NeoSet system in the foreground. Prints `export KUBECONFIG=<dir>/kubeconfig`,
-// then `NeoSet dev stack ready`, then (--bridge) one line per function invocation that wrote
-// something. Ctrl-C (SIGINT) or SIGTERM stops everything it started.
+// then `NeoSet dev stack ready`, then one line per function invocation that wrote something.
+// Ctrl-C (SIGINT) or SIGTERM stops everything it started.
 //
 // Two modes:
 //   (default)   the real Knative Eventing (dev/knative-stack.ts): a control plane on the service
@@ -12,6 +12,7 @@
 //               playing ApiServerSource, Broker, Triggers and PingSource (ticks every --resync-ms).
 //
 //   --dir DIR           working directory (default .neoset/dev; NEOSET_DEV_DIR)
+//   --verbose           print every invocation, no-ops included
 //   --bridge only:
 //   --record DIR        save every event the bridge delivers (also NEOSET_RECORD=DIR); README "Record and replay"
 //   --resync-ms N       PingSource period of the bridge (default 3000; NEOSET_RESYNC_MS)
@@ -24,7 +25,6 @@
 //   --hook-owner URL    hand the lifecycle CloudEvents (SPEC §4.10; printed as `hook event: ...`) on to
 //                       this hook owner, e.g. examples/hooks/ (NEOSET_HOOK_OWNER)
 //   --bundled           run the dist/ bundles (built first) instead of the sources
-//   --verbose           print every invocation, no-ops included
 //   NEOSET_ANALYSIS_ADDRESSES  the Prometheus addresses canary analyses may query, comma-separated (default
 //                       http://prometheus.invalid:9090, README "Automated canary"; empty: none)
 import { rmSync } from 'node:fs';
@@ -40,7 +40,7 @@ const say = (line: string) => process.stderr.write(`${line}\n`);
 
 function usage(message: string): never {
   say(`npm run dev: ${message}`);
-  say('usage: npm run dev -- [--dir DIR]');
+  say('usage: npm run dev -- [--dir DIR] [--verbose]');
   say('       npm run dev -- --bridge [--kubeconfig PATH [--context NAME] [--admission-host HOST]] [--record DIR] [--resync-ms N] [--reconcile-port N] [--readiness-port N] [--admission-port N] [--dir DIR] [--hook-owner URL] [--bundled] [--verbose]');
   process.exit(2);
 }
@@ -79,10 +79,13 @@ const args = parse();
 // Your cluster has its own (or no) Knative: the bridge feeds the functions there.
 const bridge = args.bridge || args.kubeconfig !== undefined;
 // Flags only: the variables standing for them (NEOSET_RECORD, ...) are the bridge's and ignored here.
-const BRIDGE_ONLY = ['record', 'resync-ms', 'reconcile-port', 'readiness-port', 'admission-port', 'hook-owner', 'bundled', 'verbose'] as const;
+const BRIDGE_ONLY = ['record', 'resync-ms', 'reconcile-port', 'readiness-port', 'admission-port', 'hook-owner', 'bundled'] as const;
 const misplaced = BRIDGE_ONLY.filter((flag) => args[flag] !== undefined && args[flag] !== false);
 if (!bridge && misplaced.length > 0) {
   usage(`--${misplaced[0]} goes with --bridge: on the real Knative the events go through its Broker, the functions run as pods and the resync is its PingSource's minute`);
+}
+if (!bridge && process.getuid?.() !== 0) {
+  usage('the default mode (the real Knative) runs pods in network namespaces of their own and needs root; npm run dev -- --bridge (the light imitation) does not');
 }
 const absolute = (p: string) => (isAbsolute(p) ? p : resolve(process.cwd(), p));
 const record = args.record ?? process.env.NEOSET_RECORD;
@@ -166,7 +169,7 @@ try {
     );
   } else {
     // Its stop is there from the start: its pods' processes would not die with this one.
-    stack = startKnativeDevStack({ dir: options.dir, log });
+    stack = startKnativeDevStack({ dir: options.dir, verbose: options.verbose, log });
     const real = await stack.ready;
     for (const line of real.summary) process.stdout.write(`${line}\n`);
     process.stdout.write(`export KUBECONFIG=${real.kubeconfigPath}\n`);
@@ -181,6 +184,7 @@ try {
   // A startup cut short by Ctrl-C is not a failure: the stop under way exits.
   if (!stopping) {
     say(`npm run dev failed: ${(error as Error).stack ?? error}`);
+    if (!bridge) say('(npm run dev -- --bridge runs the light imitation instead: no Knative, no service network, no network namespaces)');
     await shutdown('startup failed', 1);
   }
 }

@@ -315,6 +315,9 @@ describe('npm run dev (the real Knative Eventing, the default)', () => {
     expect(metrics).toContain('neoset_replicas{namespace="default",neoset="mysql"} 5');
     expect(metrics).toContain('neoset_updated_replicas{namespace="default",neoset="mysql"} 5');
     expect(metrics).toMatch(/neoset_reconcile_total\{result="ok"\} [1-9]/);
+    // The pods' logs followed as --bridge follows its processes': one line per invocation that wrote.
+    expect(dev.output()).toMatch(/ reconcile \w+ neoset default\/mysql → default\/mysql ok: /);
+    expect(dev.output()).toMatch(/ readiness update pod default\/mysql-\d → default\/mysql ok: setInPlaceReady/);
   });
 
   it('stops everything it started on Ctrl-C: processes, network namespaces, veths, bridge, nftables tables', async () => {
