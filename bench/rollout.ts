@@ -1,11 +1,14 @@
-// Rollout time, step latency and API cost of NeoSet against the physical limit and against the
-// native StatefulSet, on the dev stack (issue 10). One stack for the whole run — the control plane,
-// the simulated kubelet, the three functions as child processes under their ServiceAccounts, the
-// admission webhooks and the event bridge, exactly as `npm run dev` (dev/stack.ts) — plus a second
-// kube-controller-manager running only statefulset-controller against the same API server. Then, for
-// each N and run, in fresh namespaces:
-//   physical limit  BARE pods without any controller have their image patched at once; the median
-//                   time from the patch to the pod Ready on the new image, × ceil(N/k)
+// Rollout time, step latency, API requests and CPU of NeoSet against the physical limit and against
+// the native StatefulSet, on the dev stack (issues 10, 24). One stack for the whole run — the control
+// plane, the three functions as child processes under their ServiceAccounts, the admission webhooks
+// and the event bridge, as `npm run dev` (dev/stack.ts) — plus a second kube-controller-manager running
+// only statefulset-controller against the same API server, and the simulated kubelet(s) as child
+// processes of their own (dev/kubelet/cli.ts), so that every party's CPU can be read from /proc. Then,
+// for each N and run, in fresh namespaces:
+//   physical limit  bare pods without any controller: k of them have their image patched at once
+//                   (median patch → Ready on the new image, × ceil(N/k): "limit k"), and then, on the
+//                   idle stack, BENCH_BARE_ONE one at a time (median × ceil(N/k): "limit 1", what a
+//                   controller that wasted no time between steps could reach)
 //   NeoSet          N pods, Parallel, maxUnavailable k, settled; image patched → status Completed
 //                   and every pod Ready on the new image (seen by a pod watch)
 //   StatefulSet     the same pod template, Parallel, rollingUpdate.maxUnavailable k: image patched →
@@ -15,6 +18,13 @@
 //   API requests    per pod updated, from the API server's own metrics: the NeoSet functions' and the
 //                   statefulset-controller's requests (bench/lib/api-metrics.ts tells them apart by
 //                   FlowSchema), and every client's (apiserver_request_total, kubelet included)
+//   CPU per pod     utime+stime from /proc/<pid>/stat, sampled before and after each side's rollout
+//                   (bench/lib/cpu.ts), over N: the functions (NeoSet) or statefulset-controller's
+//                   kube-controller-manager (native), kube-apiserver, etcd, the kubelets, and this
+//                   process (the event bridge — the Broker's part — and the benchmark's watches)
+//   step breakdown  NeoSet, p50 per segment: pod Ready → readiness's finish → reconcile's event →
+//                   its run → reads → decision → claim → drain (bench/lib/step-breakdown.ts, from the
+//                   reconcile function's log)
 //
 //   npm run bench:rollout                     N = 30 and 300, k = 5, 3 runs each
 //   BENCH_N=30 BENCH_K=5 BENCH_RUNS=1 npm run bench:rollout
@@ -22,20 +32,25 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKubeClient, type KubeClient } from '../shared/k8s/client.ts';
+import { epochMs } from '../shared/k8s/run-timing.ts';
+import { startControlPlane } from '../dev/cluster/control-plane.ts';
 import { startControllerManager } from '../dev/cluster/controller-manager.ts';
+import { startProcess, type ManagedProcess } from '../dev/cluster/processes.ts';
+import { REPO_ROOT } from '../dev/functions.ts';
 import { resilientWatch } from '../shared/k8s/watch.ts';
-import { startKubelet, type Kubelet } from '../dev/kubelet/kubelet.ts';
 import { startDevStack, type DevStack } from '../dev/stack.ts';
 import { allRequests, installFlowSchemas, NEOSET_FUNCTIONS, requestsOf, scrape, STATEFULSET_CONTROLLER, type Requests } from './lib/api-metrics.ts';
+import { childrenNamed, cpuDelta, sampleCpu, type CpuGroup } from './lib/cpu.ts';
 import { stepLatency, watchRollout, type Writer } from './lib/rollout-watch.ts';
+import { runsFromLog, SEGMENTS, stepBreakdown } from './lib/step-breakdown.ts';
 import { fixed, median, table } from './lib/stats.ts';
 import { APP_IMAGE, barePod, createNamespace, deleteNamespace, imagePatch, neoset, neosetPath, podsPath, readyPods, statefulSet, statefulSetPath, until } from './lib/workloads.ts';
 
 const SIZES = (process.env.BENCH_N ?? '30,300').split(',').map(Number);
 const K = Number(process.env.BENCH_K ?? 5);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
-/** Bare pods timed for the physical limit (each run). */
-const BARE = Number(process.env.BENCH_BARE ?? 5);
+/** Bare pods patched one at a time on the idle stack for the one-at-a-time limit (each run). */
+const BARE_ONE = Number(process.env.BENCH_BARE_ONE ?? 6);
 const RESYNC_MS = 3000;
 /** A simulated node hands out pod IPs from one /24: more nodes for more pods (they race to bind, as schedulers' binds would). */
 const PODS_PER_NODE = 200;
@@ -43,8 +58,15 @@ const PODS_PER_NODE = 200;
 const say = (line: string) => process.stderr.write(`${line}\n`);
 const seconds = (ms: number) => ms / 1000;
 
+/** CPU groups, in the order the CPU table shows them. */
+const CPU_PARTIES = ['functions', 'reconcile', 'readiness', 'admission', 'statefulset-controller', 'kube-apiserver', 'etcd', 'kubelet', 'bridge+bench'] as const;
+
 interface Side {
   wallMs: number;
+  /** CPU ms per pod updated, by party. */
+  cpu: Map<string, number>;
+  /** NeoSet: p50 ms per segment of a step. */
+  breakdown?: { p50: Record<string, number>; steps: number };
   /** Requests reconcile and readiness counted themselves (neoset_api_requests_total), NeoSet side only. */
   selfCounted?: number;
   step: { p50: number; p90: number };
@@ -55,8 +77,11 @@ interface Side {
 interface Row {
   n: number;
   run: number;
+  /** k bare pods patched at once: median patch → Ready; and one at a time, idle. */
   restartMs: number;
+  restartOneMs: number;
   limitMs: number;
+  limitOneMs: number;
   neoset: Side;
   native: Side;
 }
@@ -69,7 +94,7 @@ function watchObject(stack: DevStack, path: string, name: string, done: (obj: an
     kubeConfig: stack.cluster.kubeConfig(),
     path,
     onEvent: (type, obj) => {
-      if (type !== 'DELETED' && obj.metadata.name === name && done(obj)) resolve(performance.now());
+      if (type !== 'DELETED' && obj.metadata.name === name && done(obj)) resolve(epochMs());
     },
   });
   return { ready: w.ready, done: finished, stop: () => w.stop() };
@@ -122,26 +147,34 @@ function countedDelta(before: Map<string, number>, after: Map<string, number>): 
   return { sum, lines: lines.sort((a, b) => Number(b.split('\t')[0]) - Number(a.split('\t')[0])) };
 }
 
-async function physicalLimit(stack: DevStack, admin: KubeClient, n: number, run: number): Promise<number> {
+/** Median patch → Ready on the new image of bare pods (no controller): `names` at once, then `one` of them one at a time. */
+async function physicalLimit(stack: DevStack, admin: KubeClient, n: number, run: number): Promise<{ atOnceMs: number; oneMs: number }> {
   const ns = `bench-bare-${n}-${run}`;
   await createNamespace(admin, ns);
   try {
-    const names = Array.from({ length: BARE }, (_, i) => `bare-${i}`);
+    const count = Math.max(K, BARE_ONE);
+    const names = Array.from({ length: count }, (_, i) => `bare-${i}`);
     await Promise.all(names.map((name) => admin.request('POST', podsPath(ns), { body: barePod(name, APP_IMAGE(0)) })));
-    await until(`${BARE} bare pods Ready`, 120_000, async () => (await readyPods(admin, ns, 'app=bare')) === BARE);
-    const watch = watchRollout(stack.cluster.kubeConfig(), ns, 'statefulset');
-    await watch.ready;
-    watch.begin(APP_IMAGE(1));
-    const sent = new Map<string, number>();
-    await Promise.all(
-      names.map((name) => {
-        sent.set(name, performance.now());
-        return admin.request('PATCH', podsPath(ns, name), { patch: 'json', body: imagePatch('/spec/containers/0/image', APP_IMAGE(1)) });
-      }),
-    );
-    await until('bare pods Ready on the new image', 60_000, async () => watch.readyCount() === BARE);
-    watch.stop();
-    return median(names.map((name) => watch.readyAt(name)! - sent.get(name)!));
+    await until(`${count} bare pods Ready`, 120_000, async () => (await readyPods(admin, ns, 'app=bare')) === count);
+    const patchAndWatch = async (batch: string[], image: string): Promise<number[]> => {
+      const watch = watchRollout(stack.cluster.kubeConfig(), ns, 'statefulset');
+      await watch.ready;
+      watch.begin(image);
+      const sent = new Map<string, number>();
+      await Promise.all(
+        batch.map((name) => {
+          sent.set(name, epochMs());
+          return admin.request('PATCH', podsPath(ns, name), { patch: 'json', body: imagePatch('/spec/containers/0/image', image) });
+        }),
+      );
+      await until(`bare pods Ready on ${image}`, 60_000, async () => watch.readyCount() === batch.length);
+      watch.stop();
+      return batch.map((name) => watch.readyAt(name)! - sent.get(name)!);
+    };
+    const atOnce = await patchAndWatch(names.slice(0, K), APP_IMAGE(1));
+    const one: number[] = [];
+    for (const name of names.slice(0, BARE_ONE)) one.push(...(await patchAndWatch([name], APP_IMAGE(2))));
+    return { atOnceMs: median(atOnce), oneMs: median(one) };
   } finally {
     await deleteNamespace(admin, ns);
   }
@@ -160,7 +193,14 @@ interface Workload {
   own: typeof NEOSET_FUNCTIONS;
 }
 
-async function rollout(stack: DevStack, admin: KubeClient, w: Workload, n: number): Promise<Side> {
+interface Bench {
+  stack: DevStack;
+  admin: KubeClient;
+  /** The processes whose CPU each side's rollout is charged (CPU_PARTIES). */
+  cpu: CpuGroup[];
+}
+
+async function rollout({ stack, admin, cpu }: Bench, w: Workload, n: number): Promise<Side> {
   await createNamespace(admin, w.ns);
   try {
     const created = await admin.request<{ metadata: { generation: number } }>('POST', w.path(w.ns), { body: w.manifest });
@@ -176,8 +216,9 @@ async function rollout(stack: DevStack, admin: KubeClient, w: Workload, n: numbe
     const before = await scrape(stack.cluster.kubeConfig());
     const selfBefore = await selfCounted(stack);
     const phasesBefore = await phaseTimes(stack);
+    const cpuBefore = sampleCpu(cpu);
     pods.begin(APP_IMAGE(1));
-    const started = performance.now();
+    const started = epochMs();
     await admin.request('PATCH', w.path(w.ns, w.name), { patch: 'json', body: imagePatch('/spec/template/spec/containers/0/image', APP_IMAGE(1)) });
     const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${w.writer} rollout of ${n} pods not done in 600 s`)), 600_000).unref());
     const [lastReady, completed] = await Promise.race([Promise.all([pods.allReady(n), object.done]), timeout]);
@@ -185,6 +226,7 @@ async function rollout(stack: DevStack, admin: KubeClient, w: Workload, n: numbe
     // Requests that the rollout set off but that land after it (the last events' reconciles) count too.
     await Promise.race([stack.pump.idle(), new Promise((r) => setTimeout(r, 5000))]);
     await new Promise((r) => setTimeout(r, 500));
+    const cpuAfter = sampleCpu(cpu);
     const after = await scrape(stack.cluster.kubeConfig());
     const selfAfter = await selfCounted(stack);
     const phasesAfter = await phaseTimes(stack);
@@ -196,7 +238,12 @@ async function rollout(stack: DevStack, admin: KubeClient, w: Workload, n: numbe
       say(`requests reconcile and readiness counted, by verb and resource:\n${counted.lines.join('\n')}`);
       say(`reconcile's time:\n${phaseLines(phasesBefore, phasesAfter).join('\n')}`);
     }
-    return { wallMs, step, own: requestsOf(w.own, before, after), all: allRequests(before, after), selfCounted: w.writer === 'neoset' ? counted.sum : undefined };
+    const cpuPerPod = new Map([...cpuDelta(cpuBefore, cpuAfter)].map(([party, ms]) => [party, ms / n]));
+    const breakdown =
+      w.writer === 'neoset'
+        ? stepBreakdown({ runs: runsFromLog(stack.functions.reconcile.process.logPath, w.ns, w.name), namespace: w.ns, written: pods.writtenOrder(), readies: pods.readyOrder(), finishes: pods.finishes(), k: K })
+        : undefined;
+    return { wallMs, step, cpu: cpuPerPod, breakdown, own: requestsOf(w.own, before, after), all: allRequests(before, after), selfCounted: w.writer === 'neoset' ? counted.sum : undefined };
   } finally {
     await deleteNamespace(admin, w.ns);
   }
@@ -225,55 +272,45 @@ const statefulSetWorkload = (n: number, run: number): Workload => ({
   own: STATEFULSET_CONTROLLER,
 });
 
-const perPod = (r: Requests, n: number) => `${fixed(r.reads / n, 1)}/${fixed(r.writes / n, 1)}`;
-const total = (r: Requests, n: number) => fixed((r.reads + r.writes) / n, 1);
+/** One run's figures by column (medians are taken per column: of each run's own ratio, not ratios of medians). */
+type Values = Record<string, number>;
 
-function rowCells(r: Row): string[] {
+function rolloutValues(r: Row): Values {
   const { neoset: a, native: b } = r;
-  return [
-    `${r.n}`,
-    `${r.run}`,
-    fixed(seconds(r.restartMs), 2),
-    fixed(seconds(r.limitMs), 2),
-    fixed(seconds(a.wallMs), 2),
-    fixed(a.wallMs / r.limitMs, 2),
-    fixed(seconds(b.wallMs), 2),
-    fixed(a.wallMs / b.wallMs, 2),
-    `${fixed(a.step.p50, 0)}/${fixed(a.step.p90, 0)}`,
-    `${fixed(b.step.p50, 0)}/${fixed(b.step.p90, 0)}`,
-    `${total(a.own, r.n)} (${perPod(a.own, r.n)})`,
-    `${total(b.own, r.n)} (${perPod(b.own, r.n)})`,
-    total(a.all, r.n),
-    total(b.all, r.n),
-  ];
+  const per = (x: number) => x / r.n;
+  return {
+    restartK: r.restartMs,
+    restartOne: r.restartOneMs,
+    limitK: r.limitMs,
+    limitOne: r.limitOneMs,
+    neoset: a.wallMs,
+    perLimitK: a.wallMs / r.limitMs,
+    perLimitOne: a.wallMs / r.limitOneMs,
+    native: b.wallMs,
+    neoPerSts: a.wallMs / b.wallMs,
+    neoStep50: a.step.p50,
+    neoStep90: a.step.p90,
+    stsStep50: b.step.p50,
+    stsStep90: b.step.p90,
+    neoOwn: per(a.own.reads + a.own.writes),
+    neoOwnR: per(a.own.reads),
+    neoOwnW: per(a.own.writes),
+    stsOwn: per(b.own.reads + b.own.writes),
+    stsOwnR: per(b.own.reads),
+    stsOwnW: per(b.own.writes),
+    neoAll: per(a.all.reads + a.all.writes),
+    stsAll: per(b.all.reads + b.all.writes),
+  };
 }
 
-function medianRow(rows: Row[]): string[] {
-  const m = (f: (r: Row) => number) => median(rows.map(f));
-  const req = (f: (r: Row) => Requests): Requests => ({ reads: m((r) => f(r).reads), writes: m((r) => f(r).writes) });
-  const side = (f: (r: Row) => Side): Side => ({ wallMs: m((r) => f(r).wallMs), step: { p50: m((r) => f(r).step.p50), p90: m((r) => f(r).step.p90) }, own: req((r) => f(r).own), all: req((r) => f(r).all) });
-  const cells = rowCells({ n: rows[0].n, run: 0, restartMs: m((r) => r.restartMs), limitMs: m((r) => r.limitMs), neoset: side((r) => r.neoset), native: side((r) => r.native) });
-  // Ratios are the medians of each run's own ratio (measured side by side), not ratios of medians.
-  cells[1] = 'median';
-  cells[5] = fixed(m((r) => r.neoset.wallMs / r.limitMs), 2);
-  cells[7] = fixed(m((r) => r.neoset.wallMs / r.native.wallMs), 2);
-  // Request totals are the median of each run's total (reads and writes are medians of their own).
-  const sum = (x: Requests) => x.reads + x.writes;
-  const totalOf = (f: (r: Row) => Requests) => fixed(m((r) => sum(f(r))) / rows[0].n, 1);
-  cells[10] = `${totalOf((r) => r.neoset.own)} (${perPod(req((r) => r.neoset.own), rows[0].n)})`;
-  cells[11] = `${totalOf((r) => r.native.own)} (${perPod(req((r) => r.native.own), rows[0].n)})`;
-  cells[12] = totalOf((r) => r.neoset.all);
-  cells[13] = totalOf((r) => r.native.all);
-  return cells;
-}
-
-const HEADER = [
+const ROLLOUT_HEADER = [
   'N',
   'run',
-  'bare restart s',
-  'limit s',
+  'restart k/1 ms',
+  'limit k/1 s',
   'NeoSet s',
-  '/limit',
+  '/limit k',
+  '/limit 1',
   'StatefulSet s',
   'Neo/STS',
   'Neo step p50/p90 ms',
@@ -284,37 +321,115 @@ const HEADER = [
   'STS all req/pod',
 ];
 
+const rolloutCells = (v: Values): string[] => [
+  `${fixed(v.restartK, 0)}/${fixed(v.restartOne, 0)}`,
+  `${fixed(seconds(v.limitK), 2)}/${fixed(seconds(v.limitOne), 2)}`,
+  fixed(seconds(v.neoset), 2),
+  fixed(v.perLimitK, 2),
+  fixed(v.perLimitOne, 2),
+  fixed(seconds(v.native), 2),
+  fixed(v.neoPerSts, 2),
+  `${fixed(v.neoStep50, 0)}/${fixed(v.neoStep90, 0)}`,
+  `${fixed(v.stsStep50, 0)}/${fixed(v.stsStep90, 0)}`,
+  `${fixed(v.neoOwn, 1)} (${fixed(v.neoOwnR, 1)}/${fixed(v.neoOwnW, 1)})`,
+  `${fixed(v.stsOwn, 1)} (${fixed(v.stsOwnR, 1)}/${fixed(v.stsOwnW, 1)})`,
+  fixed(v.neoAll, 1),
+  fixed(v.stsAll, 1),
+];
+
+function cpuValues(r: Row): Values {
+  return Object.fromEntries(
+    (['neoset', 'native'] as const).flatMap((side) => CPU_PARTIES.map((party) => [`${side} ${party}`, r[side].cpu.get(party) ?? NaN])),
+  );
+}
+
+const CPU_HEADER = ['N', 'run', 'side', ...CPU_PARTIES];
+
+const cpuCells = (v: Values, side: 'neoset' | 'native'): string[] => [side === 'neoset' ? 'NeoSet' : 'StatefulSet', ...CPU_PARTIES.map((party) => fixed(v[`${side} ${party}`], 1))];
+
+function breakdownValues(r: Row): Values {
+  const b = r.neoset.breakdown;
+  const p50 = SEGMENTS.map((s) => b?.p50[s] ?? NaN);
+  return { steps: b?.steps ?? 0, ...Object.fromEntries(SEGMENTS.map((s, i) => [s, p50[i]])), sum: p50.reduce((a, x) => a + x, 0) };
+}
+
+const BREAKDOWN_HEADER = ['N', 'run', 'steps', ...SEGMENTS, 'sum'];
+const breakdownCells = (v: Values): string[] => [fixed(v.steps, 0), ...SEGMENTS.map((s) => fixed(v[s], 1)), fixed(v.sum, 1)];
+
+/** Each N's rows, then (several runs) their median: the rows of one table. */
+function tableRows(rows: Row[], values: (r: Row) => Values, cells: (v: Values) => string[]): string[][] {
+  return SIZES.flatMap((n) => {
+    const of = rows.filter((r) => r.n === n).map((r) => ({ r, v: values(r) }));
+    const out = of.map(({ r, v }) => [`${n}`, `${r.run}`, ...cells(v)]);
+    if (of.length > 1) {
+      const keys = Object.keys(of[0].v);
+      out.push([`${n}`, 'median', ...cells(Object.fromEntries(keys.map((k) => [k, median(of.map(({ v }) => v[k]))])))]);
+    }
+    return out;
+  });
+}
+
+/** The simulated kubelets, each a child process of its own (its CPU is its own). */
+async function startKubelets(admin: KubeClient, kubeconfig: string, count: number, dir: string): Promise<ManagedProcess[]> {
+  const kubelets = Array.from({ length: count }, (_, i) =>
+    startProcess(`kubelet-${i}`, process.execPath, [join(REPO_ROOT, 'dev', 'kubelet', 'cli.ts'), '--kubeconfig', kubeconfig, '--node', `bench-node-${i}`], join(dir, `kubelet-${i}.log`)),
+  );
+  await until(`${count} simulated node(s) Ready`, 60_000, async () => {
+    const nodes = await admin.request<{ items: { status?: { conditions?: { type: string; status: string }[] } }[] }>('GET', '/api/v1/nodes');
+    return nodes.items.filter((node) => node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length >= count;
+  });
+  return kubelets;
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'neoset-bench-rollout-'));
   say(`bench/rollout: N = ${SIZES.join(', ')}, k = ${K}, ${RUNS} run(s) each; dev stack in ${dir}`);
-  const stack = await startDevStack({ dir, ports: { reconcile: 0, readiness: 0, admission: 0 }, resyncMs: RESYNC_MS, log: (line) => (process.env.BENCH_VERBOSE ? say(line) : undefined) });
-  const admin = createKubeClient(stack.cluster.kubeConfig());
-  const kcm = await startControllerManager(stack.cluster.local!.controlPlane, { name: 'kcm-statefulset', controllers: ['statefulset-controller'] });
-  const extraNodes = Math.ceil(Math.max(...SIZES) / PODS_PER_NODE) - 1;
-  const kubelets: Kubelet[] = [];
-  for (let i = 1; i <= extraNodes; i++) kubelets.push(await startKubelet({ kubeConfig: stack.cluster.kubeConfig(), nodeName: `bench-node-${i}` }));
+  const log = (line: string) => (process.env.BENCH_VERBOSE ? say(line) : undefined);
+  // The control plane is the benchmark's, so that the dev stack starts no kubelet in this process.
+  const controlPlane = await startControlPlane({ dir: join(dir, 'control-plane'), log });
+  let stack: DevStack | undefined;
+  let kcm: ManagedProcess | undefined;
+  let kubelets: ManagedProcess[] = [];
   const rows: Row[] = [];
-  const version = stack.cluster.version;
   try {
+    stack = await startDevStack({ dir, cluster: { kubeconfig: controlPlane.kubeconfigPath }, ports: { reconcile: 0, readiness: 0, admission: 0 }, resyncMs: RESYNC_MS, log });
+    const admin = createKubeClient(stack.cluster.kubeConfig());
+    kcm = await startControllerManager(controlPlane, { name: 'kcm-statefulset', controllers: ['statefulset-controller'] });
+    kubelets = await startKubelets(admin, controlPlane.kubeconfigPath, Math.ceil(Math.max(...SIZES) / PODS_PER_NODE), dir);
+    const fns = stack.functions;
+    const cpu: CpuGroup[] = [
+      { name: 'functions', pids: [fns.reconcile.process.pid, fns.readiness.process.pid, fns.admission.process.pid] },
+      ...(['reconcile', 'readiness', 'admission'] as const).map((name) => ({ name, pids: [fns[name].process.pid] })),
+      { name: 'statefulset-controller', pids: [kcm.pid] },
+      { name: 'kube-apiserver', pids: childrenNamed('kube-apiserver') },
+      { name: 'etcd', pids: childrenNamed('etcd') },
+      { name: 'kubelet', pids: kubelets.map((k) => k.pid) },
+      { name: 'bridge+bench', pids: [process.pid] },
+    ];
+    const bench: Bench = { stack, admin, cpu };
     await installFlowSchemas(admin, [NEOSET_FUNCTIONS, STATEFULSET_CONTROLLER]);
-    say(`stack ready: kube-apiserver ${stack.cluster.version}, statefulset-controller in its own kube-controller-manager (pid ${kcm.pid}), ${1 + extraNodes} simulated node(s)`);
+    say(`stack ready: kube-apiserver ${controlPlane.version}, statefulset-controller in its own kube-controller-manager (pid ${kcm.pid}), ${kubelets.length} simulated node(s) in their own processes`);
     for (const n of SIZES) {
       for (let run = 1; run <= RUNS; run++) {
         try {
-          const restartMs = await physicalLimit(stack, admin, n, run);
-          const limitMs = Math.ceil(n / K) * restartMs;
-          say(`N=${n} run ${run}: bare pod restart → Ready ${fixed(restartMs, 0)} ms, limit ${fixed(seconds(limitMs), 2)} s`);
-          const neosetSide = await rollout(stack, admin, neosetWorkload(n, run), n);
+          const bare = await physicalLimit(stack, admin, n, run);
+          const steps = Math.ceil(n / K);
+          const limits = { restartMs: bare.atOnceMs, restartOneMs: bare.oneMs, limitMs: steps * bare.atOnceMs, limitOneMs: steps * bare.oneMs };
+          say(`N=${n} run ${run}: bare pod restart → Ready ${fixed(bare.atOnceMs, 0)} ms (${K} at once), ${fixed(bare.oneMs, 0)} ms (one at a time); limit ${fixed(seconds(limits.limitMs), 2)} / ${fixed(seconds(limits.limitOneMs), 2)} s`);
+          const neosetSide = await rollout(bench, neosetWorkload(n, run), n);
           say(
             `N=${n} run ${run}: NeoSet ${fixed(seconds(neosetSide.wallMs), 2)} s; API server counted ${neosetSide.own.reads + neosetSide.own.writes} requests of the functions, ` +
               `reconcile and readiness counted ${neosetSide.selfCounted} themselves (admission's are only in the first figure)`,
           );
-          const nativeSide = await rollout(stack, admin, statefulSetWorkload(n, run), n);
+          const nativeSide = await rollout(bench, statefulSetWorkload(n, run), n);
           say(`N=${n} run ${run}: StatefulSet ${fixed(seconds(nativeSide.wallMs), 2)} s`);
-          const row = { n, run, restartMs, limitMs, neoset: neosetSide, native: nativeSide };
+          const row: Row = { n, run, ...limits, neoset: neosetSide, native: nativeSide };
           rows.push(row);
           // Each row as soon as it is measured: a later run that fails loses nothing of this one.
-          say(`N=${n} run ${run}: ${rowCells(row).map((cell, i) => `${HEADER[i]} ${cell}`).join(' | ')}`);
+          const labelled = (header: string[], cells: string[]) => cells.map((cell, i) => `${header[i + 2]} ${cell}`).join(' | ');
+          say(`N=${n} run ${run}: ${labelled(ROLLOUT_HEADER, rolloutCells(rolloutValues(row)))}`);
+          say(`N=${n} run ${run}: CPU ms/pod ${labelled(CPU_HEADER, cpuCells(cpuValues(row), 'neoset'))}; ${labelled(CPU_HEADER, cpuCells(cpuValues(row), 'native'))}`);
+          say(`N=${n} run ${run}: step p50 ms ${labelled(BREAKDOWN_HEADER, breakdownCells(breakdownValues(row)))}`);
         } catch (err) {
           say(`N=${n} run ${run} FAILED, left out of the table: ${(err as Error).message}`);
         }
@@ -322,26 +437,30 @@ async function main(): Promise<void> {
     }
   } finally {
     for (const kubelet of kubelets) await kubelet.stop();
-    await kcm.stop();
-    await stack.stop();
+    await kcm?.stop();
+    await stack?.stop();
+    await controlPlane.stop();
     if (process.env.BENCH_KEEP) say(`kept ${dir} (the functions' JSON logs)`);
     else rmSync(dir, { recursive: true, force: true });
   }
-  const body = SIZES.flatMap((n) => {
-    const of = rows.filter((r) => r.n === n);
-    return of.length > 1 ? [...of.map(rowCells), medianRow(of)] : of.map(rowCells);
-  });
-  console.log(`rollout, k = maxUnavailable ${K}, Parallel, image change; dev stack (kube-apiserver ${version}, simulated kubelet, bridge resync ${RESYNC_MS} ms)`);
-  console.log(table(HEADER, body));
+  console.log(`rollout, k = maxUnavailable ${K}, Parallel, image change; dev stack (kube-apiserver ${controlPlane.version}, simulated kubelet, bridge resync ${RESYNC_MS} ms)`);
+  console.log(table(ROLLOUT_HEADER, tableRows(rows, rolloutValues, rolloutCells)));
   console.log(
     [
-      'limit = ceil(N/k) × bare restart (median of ' + BARE + ' bare pods: image patch → Ready on the new image, no controller).',
+      `restart = median image patch → Ready on the new image of bare pods (no controller): k = ${K} patched at once / ${BARE_ONE} one at a time on the idle stack;`,
+      '  limit = ceil(N/k) × restart; /limit k and /limit 1 = NeoSet\'s time over each.',
       'step = a pod Ready on the new image → the next pod\'s update written (NeoSet: in-place state annotation; StatefulSet: pod deletion).',
       'fn req/pod = requests of the NeoSet functions\' ServiceAccounts (reconcile, readiness, admission), ctrl req/pod = statefulset-controller\'s,',
       '  counted by the API server per FlowSchema (apiserver_flowcontrol_dispatched_requests_total), reads (get/list/watch) / writes;',
       'all req/pod = apiserver_request_total of every client over the rollout (kubelet, bridge and benchmark watches included).',
     ].join('\n'),
   );
+  console.log('\nCPU ms per pod updated (utime+stime from /proc over each side\'s rollout, / N)');
+  const cpuRows = (side: 'neoset' | 'native') => tableRows(rows, cpuValues, (v) => cpuCells(v, side));
+  console.log(table(CPU_HEADER, [...cpuRows('neoset'), ...cpuRows('native')]));
+  console.log('functions = reconcile + readiness + admission (each also on its own); statefulset-controller = its kube-controller-manager; bridge+bench = this process (the event bridge, the Broker\'s part, and the benchmark\'s watches).');
+  console.log('\nNeoSet step breakdown, p50 ms per segment (pod Ready seen → readiness\'s finish seen → reconcile\'s event arrived → its run started → reads done → decided → claim written → drain written)');
+  console.log(table(BREAKDOWN_HEADER, tableRows(rows, breakdownValues, breakdownCells)));
 }
 
 await main();

@@ -1,14 +1,16 @@
-// What a rollout looked like, from a watch on its pods (receive times of the watch events, ms on
-// performance.now()): when each pod's update was first written — NeoSet: the pod's in-place state
-// annotation appears; StatefulSet: the old pod gets its deletionTimestamp (or is gone) — and when
-// each pod became Ready running the new image (its Ready condition True and its container's status
-// reporting the new image, so a pod whose spec changed but whose old container still runs does not
-// count).
+// What a rollout looked like, from a watch on its pods (receive times of the watch events, epoch ms
+// on the shared clock of shared/k8s/run-timing.ts, so that the functions' logs compare): when each
+// pod's update was first written — NeoSet: the pod's in-place state annotation appears; StatefulSet:
+// the old pod gets its deletionTimestamp (or is gone) — when each pod became Ready running the new
+// image (its Ready condition True and its container's status reporting the new image, so a pod whose
+// spec changed but whose old container still runs does not count), and (NeoSet) when its update was
+// finished: the annotation gone again.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ANNOTATION_INPLACE_STATE } from '../../shared/api/names.ts';
 import { normalizeImage } from '../../dev/kubelet/image.ts';
 import { resilientWatch, type KubeObject } from '../../shared/k8s/watch.ts';
 import { quantile } from './stats.ts';
+import { epochMs } from '../../shared/k8s/run-timing.ts';
 
 interface WirePod extends KubeObject {
   metadata: KubeObject['metadata'] & { deletionTimestamp?: string; annotations?: Record<string, string> };
@@ -27,8 +29,13 @@ export interface RolloutWatch {
   allReady(n: number): Promise<number>;
   writes(): number[];
   readies(): number[];
+  /** The pods in the order their update was written, and in the order they became Ready (with when). */
+  writtenOrder(): string[];
+  readyOrder(): [pod: string, at: number][];
   /** When the pod of this name became Ready on the new image. */
   readyAt(name: string): number | undefined;
+  /** NeoSet: when each pod's update was finished (its in-place state annotation gone again), by pod. */
+  finishes(): Map<string, number>;
   stop(): void;
 }
 
@@ -36,6 +43,7 @@ export function watchRollout(kc: KubeConfig, namespace: string, writer: Writer):
   let image: string | undefined;
   const written = new Map<string, number>();
   const readyAt = new Map<string, number>();
+  const finishedAt = new Map<string, number>();
   let waiter: { n: number; resolve: (t: number) => void } | undefined;
   const check = () => {
     if (waiter && readyAt.size >= waiter.n) {
@@ -45,7 +53,7 @@ export function watchRollout(kc: KubeConfig, namespace: string, writer: Writer):
   };
   const onEvent = (type: string, obj: KubeObject) => {
     if (!image) return;
-    const now = performance.now();
+    const now = epochMs();
     const pod = obj as WirePod;
     const name = pod.metadata.name;
     const running = pod.status?.containerStatuses?.[0];
@@ -56,6 +64,8 @@ export function watchRollout(kc: KubeConfig, namespace: string, writer: Writer):
           ? pod.metadata.annotations?.[ANNOTATION_INPLACE_STATE] !== undefined
           : (type === 'DELETED' || pod.metadata.deletionTimestamp !== undefined) && !onNew;
       if (write) written.set(name, now);
+    } else if (writer === 'neoset' && !finishedAt.has(name) && pod.metadata.annotations?.[ANNOTATION_INPLACE_STATE] === undefined) {
+      finishedAt.set(name, now);
     }
     const ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     if (type !== 'DELETED' && !pod.metadata.deletionTimestamp && ready && onNew && !readyAt.has(name)) {
@@ -77,7 +87,10 @@ export function watchRollout(kc: KubeConfig, namespace: string, writer: Writer):
       }),
     writes: () => [...written.values()].sort((a, b) => a - b),
     readies: () => [...readyAt.values()].sort((a, b) => a - b),
+    writtenOrder: () => [...written].sort((a, b) => a[1] - b[1]).map(([pod]) => pod),
+    readyOrder: () => [...readyAt].sort((a, b) => a[1] - b[1]),
     readyAt: (name) => readyAt.get(name),
+    finishes: () => finishedAt,
     stop: () => watch.stop(),
   };
 }

@@ -12,6 +12,7 @@ import { createLogger } from './logger.ts';
 import { BadEventError, parseEvent, type ParsedEvent } from '../events/target.ts';
 import { ApiError, type KubeClient } from '../k8s/client.ts';
 import type { Outcome } from '../k8s/reconcile.ts';
+import { epochMs } from '../k8s/run-timing.ts';
 import { recordBuildInfo, registry } from '../metrics/registry.ts';
 import { NEOSET_VERSION } from '../version.ts';
 import { callerCheck, type OidcConfig } from './oidc.ts';
@@ -74,6 +75,7 @@ export function createEventApp(opts: EventAppOptions): Hono {
 
   app.post('/', budget, limit, async (c) => {
     const started = performance.now();
+    const arrived = epochMs();
     const headers: Record<string, string> = {};
     c.req.raw.headers.forEach((v, k) => (headers[k] = v));
     // Outside the try: a body that cannot be read is answered by onError (400).
@@ -92,9 +94,10 @@ export function createEventApp(opts: EventAppOptions): Hono {
           eventId: event.id,
           type: event.type,
           target: event.target,
-          neosets: outcomes.map(({ neoset, result, actions, statusWritten, requeueAfter, error, skipped }) => ({ neoset, result, actions, statusWritten, requeueAfter, error, skipped })),
+          neosets: outcomes.map(({ neoset, result, actions, statusWritten, requeueAfter, error, skipped, timing }) => ({ neoset, result, actions, statusWritten, requeueAfter, error, skipped, timing })),
           outcome: failed.length === 0 ? 'ok' : nextTick ? 'next-tick' : transient ? 'retry' : 'error',
           ms: Math.round(performance.now() - started),
+          arrived,
         },
         'event',
       );

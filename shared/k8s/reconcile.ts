@@ -16,6 +16,7 @@ import { paths } from './paths.ts';
 import { serverClock, systemClock } from './server-clock.ts';
 import { measure } from './prometheus-query.ts';
 import { InvalidNeoSetError, listNeoSetKeys, readSnapshot } from './snapshot-reader.ts';
+import { epochMs, timedWrites, type RunTiming } from './run-timing.ts';
 
 export interface NeoSetKey {
   namespace: string;
@@ -34,6 +35,8 @@ export interface Outcome {
   transient?: boolean;
   /** Why no run was needed for this event (its pod's next change is someone else's). */
   skipped?: string;
+  /** When the run's phases ended (reconcile only; logged with the event: bench/rollout.ts's step breakdown). */
+  timing?: RunTiming;
 }
 
 export type Decider = (snapshot: Snapshot, now: Date) => Plan;
@@ -87,7 +90,8 @@ export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: 
   const { now = () => new Date(), sink, seen, defer, analysisAddresses = [] } = opts;
   // Every request of the run goes through the clock, so the snapshot's responses set `now` for the
   // decision and a chained write's response keeps it on the server's clock for what the applier stamps.
-  const clock = serverClock(client, { wall: () => now().getTime(), monotonic: opts.monotonic ?? systemClock.monotonic });
+  const timing: RunTiming = { started: epochMs(), writes: [] };
+  const clock = serverClock(timedWrites(client, timing), { wall: () => now().getTime(), monotonic: opts.monotonic ?? systemClock.monotonic });
   const id = `${key.namespace}/${key.name}`;
   const stop = reconcileDuration.startTimer();
   const outcome = await (async (): Promise<Outcome> => {
@@ -95,12 +99,14 @@ export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: 
       const read = reconcilePhase.startTimer({ phase: 'read' });
       const snapshot = await readSnapshot(clock.client, key.namespace, key.name, seen);
       read();
+      timing.read = epochMs();
       if (!snapshot) return { neoset: id, result: 'gone', actions: [], statusWritten: false, requeueAfter: null };
       const at = clock.now();
       opts.onClockOffset?.(clock.offsetSeconds());
       const deciding = reconcilePhase.startTimer({ phase: 'decide' });
       let plan = decider(snapshot, at);
       deciding();
+      timing.decided = epochMs();
       // §4.11: a step's end is due and must pass a Prometheus query: measure (I/O, here at the edge)
       // and decide again with the measurement; decide() stays pure.
       if (plan.analysis) {
@@ -126,5 +132,5 @@ export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: 
   })();
   stop();
   reconcileTotal.inc({ result: outcome.result });
-  return outcome;
+  return { ...outcome, timing };
 }

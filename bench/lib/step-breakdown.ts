@@ -1,0 +1,74 @@
+// Where a NeoSet step's time goes (issue 24 point 2): from a pod Ready on the new image, as the
+// benchmark's watch saw it, to the next pod's drain written — through the readiness function's finish
+// (the state annotation gone, seen by the same watch), the reconcile function's event (its arrival),
+// the run that answered it (start, reads done, decision made) and that run's writes (the claim: its
+// NeoSet status PUT; the drain: the pod's status PATCH). The run's times are from the reconcile
+// function's log (each event's line carries the run's timing, shared/k8s/run-timing.ts), on the same
+// machine's clock as the watch's.
+import { readFileSync } from 'node:fs';
+import type { RunTiming } from '../../shared/k8s/run-timing.ts';
+import { quantile } from './stats.ts';
+
+interface Run {
+  timing: RunTiming;
+  /** When the events it answered reached the function. */
+  arrivals: number[];
+}
+
+/** The reconcile runs of NeoSet `namespace/name` in a reconcile log, keyed by their start. */
+export function runsFromLog(logPath: string, namespace: string, name: string): Run[] {
+  const runs = new Map<number, Run>();
+  for (const line of readFileSync(logPath, 'utf8').split('\n')) {
+    if (!line.includes(`"${namespace}/${name}"`)) continue;
+    let entry: { arrived?: number; neosets?: { neoset: string; timing?: RunTiming }[] };
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    for (const o of entry.neosets ?? []) {
+      if (o.neoset !== `${namespace}/${name}` || !o.timing || entry.arrived === undefined) continue;
+      const run = runs.get(o.timing.started) ?? { timing: o.timing, arrivals: [] };
+      run.arrivals.push(entry.arrived);
+      runs.set(o.timing.started, run);
+    }
+  }
+  return [...runs.values()];
+}
+
+export const SEGMENTS = ['ready→finish', 'finish→event', 'event→run', 'run→read', 'read→decide', 'decide→claim', 'claim→drain'] as const;
+
+/**
+ * Per step: the i-th pod Ready pairs with the (k+i)-th drain (as stepLatency does); the finish is that
+ * Ready pod's; the event is the first the drain's run answered that arrived after the finish. Returns
+ * each segment's p50 (ms) and how many steps were matched with a run.
+ */
+export function stepBreakdown(opts: {
+  runs: Run[];
+  namespace: string;
+  /** Pods in the order their update was first written (the watch's). */
+  written: string[];
+  /** Pods in the order they became Ready on the new image, with when. */
+  readies: [pod: string, at: number][];
+  finishes: Map<string, number>;
+  k: number;
+}): { p50: Record<(typeof SEGMENTS)[number], number>; steps: number } {
+  const drainPath = (pod: string) => `PATCH /api/v1/namespaces/${opts.namespace}/pods/${pod}/status`;
+  const samples: Record<string, number[]> = Object.fromEntries(SEGMENTS.map((s) => [s, []]));
+  let steps = 0;
+  for (let i = 0; opts.k + i < opts.written.length && i < opts.readies.length; i++) {
+    const next = opts.written[opts.k + i];
+    const [readyPod, readyAt] = opts.readies[i];
+    const finish = opts.finishes.get(readyPod);
+    const run = opts.runs.find((r) => r.timing.writes.some(([, what]) => what === drainPath(next)));
+    if (!run || finish === undefined || run.timing.read === undefined || run.timing.decided === undefined) continue;
+    const writes = run.timing.writes;
+    const drainAt = writes.findIndex(([, what]) => what === drainPath(next));
+    const claim = writes.slice(0, drainAt).findLast(([, what]) => what.startsWith('PUT ') && what.endsWith('/status'));
+    const arrived = run.arrivals.filter((a) => a >= finish - 1).sort((a, b) => a - b)[0] ?? Math.min(...run.arrivals);
+    const points = [readyAt, finish, arrived, run.timing.started, run.timing.read, run.timing.decided, claim?.[0] ?? run.timing.decided, writes[drainAt][0]];
+    SEGMENTS.forEach((s, j) => samples[s].push(points[j + 1] - points[j]));
+    steps++;
+  }
+  return { p50: Object.fromEntries(SEGMENTS.map((s) => [s, quantile(samples[s], 0.5)])) as Record<(typeof SEGMENTS)[number], number>, steps };
+}

@@ -1,0 +1,55 @@
+// bench/rollout.ts's step breakdown: a reconcile run's timing as the function logs it
+// (shared/k8s/run-timing.ts), matched with the benchmark's watch to segment a step.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runsFromLog, stepBreakdown } from '../../bench/lib/step-breakdown.ts';
+import { cpuMs } from '../../bench/lib/cpu.ts';
+import type { KubeClient } from '../../shared/k8s/client.ts';
+import { timedWrites, type RunTiming } from '../../shared/k8s/run-timing.ts';
+
+describe('run timing', () => {
+  it('notes each write when it answers, not the reads, at most 8', async () => {
+    const client: KubeClient = { request: async <T>() => ({}) as T };
+    const timing: RunTiming = { started: 0, writes: [] };
+    const timed = timedWrites(client, timing);
+    await timed.request('GET', '/api/v1/namespaces/ns/pods');
+    await timed.request('PUT', '/apis/neo.io/v1alpha1/namespaces/ns/neosets/app/status', { body: {} });
+    await Promise.all(Array.from({ length: 10 }, (_, i) => timed.request('PATCH', `/api/v1/namespaces/ns/pods/app-${i}/status`, { body: {} })));
+    expect(timing.writes.map(([, what]) => what)).toEqual([
+      'PUT /apis/neo.io/v1alpha1/namespaces/ns/neosets/app/status',
+      ...Array.from({ length: 7 }, (_, i) => `PATCH /api/v1/namespaces/ns/pods/app-${i}/status`),
+    ]);
+  });
+});
+
+describe('step breakdown', () => {
+  it('segments a step from the Ready pod to the next drain, through the run that wrote it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'step-breakdown-'));
+    const log = join(dir, 'reconcile.log');
+    const timing = {
+      started: 1030,
+      read: 1050,
+      decided: 1052,
+      writes: [
+        [1070, 'PUT /apis/neo.io/v1alpha1/namespaces/ns/neosets/app/status'],
+        [1090, 'PATCH /api/v1/namespaces/ns/pods/app-0/status'],
+        [1100, 'PATCH /api/v1/namespaces/ns/pods/app-0'],
+      ],
+    };
+    const line = (arrived: number) => JSON.stringify({ msg: 'event', arrived, neosets: [{ neoset: 'ns/app', timing }] });
+    // An event that joined the run before the finish, and the finish's own.
+    writeFileSync(log, ['not json', line(990), line(1020), JSON.stringify({ msg: 'event', arrived: 5, neosets: [{ neoset: 'ns/other', timing }] })].join('\n'));
+    const runs = runsFromLog(log, 'ns', 'app');
+    expect(runs).toHaveLength(1);
+    const { p50, steps } = stepBreakdown({ runs, namespace: 'ns', written: ['app-1', 'app-0'], readies: [['app-1', 950]], finishes: new Map([['app-1', 1010]]), k: 1 });
+    expect(steps).toBe(1);
+    expect(p50).toEqual({ 'ready→finish': 60, 'finish→event': 10, 'event→run': 10, 'run→read': 20, 'read→decide': 2, 'decide→claim': 18, 'claim→drain': 20 });
+  });
+
+  it('reads CPU time of a process from /proc', () => {
+    expect(cpuMs(process.pid)).toBeGreaterThan(0);
+    expect(cpuMs(2 ** 22 + 1)).toBe(0);
+  });
+});
