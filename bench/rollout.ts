@@ -66,7 +66,7 @@ interface Side {
   /** CPU ms per pod updated, by party. */
   cpu: Map<string, number>;
   /** NeoSet: p50 ms per segment of a step. */
-  breakdown?: { p50: Record<string, number>; steps: number };
+  breakdown?: { p50: Record<string, number>; steps: number; reads: Record<string, number> };
   /** Requests reconcile and readiness counted themselves (neoset_api_requests_total), NeoSet side only. */
   selfCounted?: number;
   step: { p50: number; p90: number };
@@ -430,6 +430,7 @@ async function main(): Promise<void> {
           say(`N=${n} run ${run}: ${labelled(ROLLOUT_HEADER, rolloutCells(rolloutValues(row)))}`);
           say(`N=${n} run ${run}: CPU ms/pod ${labelled(CPU_HEADER, cpuCells(cpuValues(row), 'neoset'))}; ${labelled(CPU_HEADER, cpuCells(cpuValues(row), 'native'))}`);
           say(`N=${n} run ${run}: step p50 ms ${labelled(BREAKDOWN_HEADER, breakdownCells(breakdownValues(row)))}`);
+          say(`N=${n} run ${run}: reconcile's reads, p50 ms from its run's start: ${Object.entries(neosetSide.breakdown?.reads ?? {}).map(([what, ms]) => `${what} ${fixed(ms, 1)}`).join(', ')}`);
         } catch (err) {
           say(`N=${n} run ${run} FAILED, left out of the table: ${(err as Error).message}`);
         }

@@ -52,7 +52,7 @@ export function stepBreakdown(opts: {
   readies: [pod: string, at: number][];
   finishes: Map<string, number>;
   k: number;
-}): { p50: Record<(typeof SEGMENTS)[number], number>; steps: number } {
+}): { p50: Record<(typeof SEGMENTS)[number], number>; steps: number; reads: Record<string, number> } {
   const drainPath = (pod: string) => `PATCH /api/v1/namespaces/${opts.namespace}/pods/${pod}/status`;
   const samples: Record<string, number[]> = Object.fromEntries(SEGMENTS.map((s) => [s, []]));
   let steps = 0;
@@ -60,9 +60,9 @@ export function stepBreakdown(opts: {
     const next = opts.written[opts.k + i];
     const [readyPod, readyAt] = opts.readies[i];
     const finish = opts.finishes.get(readyPod);
-    const run = opts.runs.find((r) => r.timing.writes.some(([, what]) => what === drainPath(next)));
+    const run = opts.runs.find((r) => r.timing.requests.some(([, what]) => what === drainPath(next)));
     if (!run || finish === undefined || run.timing.read === undefined || run.timing.decided === undefined) continue;
-    const writes = run.timing.writes;
+    const writes = run.timing.requests;
     const drainAt = writes.findIndex(([, what]) => what === drainPath(next));
     const claim = writes.slice(0, drainAt).findLast(([, what]) => what.startsWith('PUT ') && what.endsWith('/status'));
     const arrived = run.arrivals.filter((a) => a >= finish - 1).sort((a, b) => a - b)[0] ?? Math.min(...run.arrivals);
@@ -70,5 +70,18 @@ export function stepBreakdown(opts: {
     SEGMENTS.forEach((s, j) => samples[s].push(points[j + 1] - points[j]));
     steps++;
   }
-  return { p50: Object.fromEntries(SEGMENTS.map((s) => [s, quantile(samples[s], 0.5)])) as Record<(typeof SEGMENTS)[number], number>, steps };
+  return { p50: Object.fromEntries(SEGMENTS.map((s) => [s, quantile(samples[s], 0.5)])) as Record<(typeof SEGMENTS)[number], number>, steps, reads: readLatencies(opts.runs) };
+}
+
+/** p50 ms from a run's start to each of its reads' answers, by what was read (the last path segment, its query dropped). */
+function readLatencies(runs: Run[]): Record<string, number> {
+  const by = new Map<string, number[]>();
+  for (const run of runs) {
+    for (const [at, what] of run.timing.requests) {
+      if (!what.startsWith('GET ')) continue;
+      const resource = what.split('?')[0].split('/').at(-1)!.replace(/^app$/, 'neoset');
+      by.set(resource, [...(by.get(resource) ?? []), at - run.timing.started]);
+    }
+  }
+  return Object.fromEntries([...by].map(([resource, ms]) => [`${resource} ×${ms.length}`, quantile(ms, 0.5)]));
 }

@@ -16,7 +16,7 @@ import { paths } from './paths.ts';
 import { serverClock, systemClock } from './server-clock.ts';
 import { measure } from './prometheus-query.ts';
 import { InvalidNeoSetError, listNeoSetKeys, readSnapshot } from './snapshot-reader.ts';
-import { epochMs, timedWrites, type RunTiming } from './run-timing.ts';
+import { epochMs, timedRequests, type RunTiming } from './run-timing.ts';
 
 export interface NeoSetKey {
   namespace: string;
@@ -90,8 +90,8 @@ export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: 
   const { now = () => new Date(), sink, seen, defer, analysisAddresses = [] } = opts;
   // Every request of the run goes through the clock, so the snapshot's responses set `now` for the
   // decision and a chained write's response keeps it on the server's clock for what the applier stamps.
-  const timing: RunTiming = { started: epochMs(), writes: [] };
-  const clock = serverClock(timedWrites(client, timing), { wall: () => now().getTime(), monotonic: opts.monotonic ?? systemClock.monotonic });
+  const timing: RunTiming = { started: epochMs(), requests: [] };
+  const clock = serverClock(timedRequests(client, timing), { wall: () => now().getTime(), monotonic: opts.monotonic ?? systemClock.monotonic });
   const id = `${key.namespace}/${key.name}`;
   const stop = reconcileDuration.startTimer();
   const outcome = await (async (): Promise<Outcome> => {

@@ -1,5 +1,5 @@
 // When a run's phases ended, for the log line of each event it answers: what bench/rollout.ts breaks a
-// rollout's step into (a pod Ready seen by its watch → the event → the run's read, decision, writes).
+// rollout's step into (a pod Ready seen by its watch → the event → the run's reads, decision, writes).
 // Nothing of it decides anything.
 import type { KubeClient } from './client.ts';
 
@@ -12,22 +12,22 @@ export interface RunTiming {
   started: number;
   read?: number;
   decided?: number;
-  /** The first MAX_TIMED_WRITES writes: when each answered, and what it was (verb and path). */
-  writes: [at: number, what: string][];
+  /** The run's first MAX_TIMED requests (its reads, then its writes): when each answered, and what it was (verb and path). */
+  requests: [at: number, what: string][];
 }
 
-/** Writes timed per run: a claim and a pod's chain are a few; a scale-up of hundreds is not worth logging. */
-const MAX_TIMED_WRITES = 8;
+/** Requests timed per run: the reads, a claim and a pod's chain are a few; a scale-up of hundreds is not worth logging. */
+const MAX_TIMED = 12;
 
 export const epochMs = () => Math.round((performance.timeOrigin + performance.now()) * 10) / 10;
 
-/** `client`, noting in `timing` when each of its writes answered (success or not). */
-export function timedWrites(client: KubeClient, timing: RunTiming): KubeClient {
+/** `client`, noting in `timing` when each of its requests answered (success or not). */
+export function timedRequests(client: KubeClient, timing: RunTiming): KubeClient {
   return {
     request: <T>(verb: Parameters<KubeClient['request']>[0], path: string, opts?: Parameters<KubeClient['request']>[2]) => {
       const answer = client.request<T>(verb, path, opts);
-      if (verb === 'GET' || timing.writes.length >= MAX_TIMED_WRITES) return answer;
-      const note = () => void (timing.writes.length < MAX_TIMED_WRITES && timing.writes.push([epochMs(), `${verb} ${path}`]));
+      if (timing.requests.length >= MAX_TIMED) return answer;
+      const note = () => void (timing.requests.length < MAX_TIMED && timing.requests.push([epochMs(), `${verb} ${path}`]));
       return answer.finally(note);
     },
   };
