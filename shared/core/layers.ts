@@ -18,7 +18,10 @@ export const CORE_LAYERS: readonly Layer[] = [
     name: 'wire types and helpers',
     holds: ['objects.ts', 'snapshot.ts', 'plan.ts', 'actions.ts', 'failure.ts', 'json.ts', 'time.ts', 'duration.ts', 'field-path.ts', 'selector.ts', 'percent.ts', 'layers.ts'],
   },
-  { name: 'pod facts (§4.1 identity and ownership, §4.5 availability, the pod annotations; §4.9 resize: a pod\'s resources and its resize step)', holds: ['pods/', 'resize/', 'ownership.ts'] },
+  {
+    name: 'pod facts (§4.1 identity and ownership, §4.12 which ordinals are in range, §4.5 availability, the pod annotations; §4.9 resize: a pod\'s resources and its resize step)',
+    holds: ['pods/', 'resize/', 'ownership.ts', 'ordinals.ts'],
+  },
   { name: 'observed facts (the snapshot read once, §4.2 revisions)', holds: ['revisions/', 'observed.ts'] },
   { name: 'the rollout target (§4.11 canary progress, the partition, the target revision)', holds: ['canary/', 'target.ts'] },
   { name: '§4.5 readiness', holds: ['readiness/'] },
