@@ -5,7 +5,8 @@
 // expansion). No kube-controller-manager persistentvolume-binder: the test control plane does not run
 // it, so this part binds too, as the binder would after external-provisioner's PV.
 //
-//   StorageClass `standard`: the default class, allowVolumeExpansion, provisioner fake.csi.neo.io.
+//   StorageClass `standard`: the default class, allowVolumeExpansion, provisioner fake.csi.neo.io
+//     (claims of any other class of that provisioner are served too).
 //   external-provisioner + binder: a claim of that class, unbound, gets a PV of its request with a
 //     claimRef; the PV is Bound, the claim's spec.volumeName set (allowed once), its status Bound with
 //     the capacity and accessModes.
@@ -81,14 +82,16 @@ export async function startVolumes(opts: VolumesOptions): Promise<Volumes> {
 
   const pass = async (): Promise<void> => {
     const list = await client.request<{ items: Claim[] }>('GET', opts.namespace ? paths.pvcs(opts.namespace) : '/api/v1/persistentvolumeclaims');
-    const classes = await client.request<{ items: { metadata: { name: string; annotations?: Record<string, string> } }[] }>('GET', STORAGE_CLASSES);
-    const classErrors = new Map(classes.items.map((c) => [c.metadata.name, c.metadata.annotations?.[ANNOTATION_RESIZE_ERROR]]));
+    const classes = await client.request<{ items: { metadata: { name: string; annotations?: Record<string, string> }; provisioner?: string }[] }>('GET', STORAGE_CLASSES);
+    // Every class of this driver: `standard`, and any a test adds (one without allowVolumeExpansion, say).
+    const ours = new Map(classes.items.filter((c) => c.provisioner === PROVISIONER).map((c) => [c.metadata.name, c.metadata.annotations?.[ANNOTATION_RESIZE_ERROR]]));
     const live = new Set<string>();
     for (const claim of list.items) {
-      if (claim.spec.storageClassName !== STORAGE_CLASS || claim.metadata.deletionTimestamp) continue;
+      const className = claim.spec.storageClassName;
+      if (className === undefined || !ours.has(className) || claim.metadata.deletionTimestamp) continue;
       live.add(claim.metadata.uid);
       try {
-        await step(claim, classErrors.get(STORAGE_CLASS));
+        await step(claim, ours.get(className));
       } catch (err) {
         // A conflict is a claim changed since the list: the next pass sees it as it is.
         if (!(err instanceof ApiError && err.isConflict)) log(`claim ${claim.metadata.namespace}/${claim.metadata.name}: ${describeError(err)}`);
@@ -184,7 +187,7 @@ async function bind(client: KubeClient, claim: Claim, request: string, log: (msg
           accessModes,
           ...(claim.spec.volumeMode ? { volumeMode: claim.spec.volumeMode } : {}),
           persistentVolumeReclaimPolicy: 'Delete',
-          storageClassName: STORAGE_CLASS,
+          storageClassName: claim.spec.storageClassName,
           claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name, uid },
           csi: { driver: PROVISIONER, volumeHandle: pv },
         },

@@ -7,9 +7,10 @@
 // rules hold between samples); every claim reports 2Gi; the pods keep their UIDs. A shrink and a
 // change of accessModes are refused by the webhook with the field path. A resize that fails
 // (ControllerResizeError) fails the rollout with VolumeResizeFailed naming the claim; once the
-// failure is gone the rollout goes on.
+// failure is gone the rollout goes on. And the API server's own resize admission refuses a raise on
+// a class that does not allow expansion: NeoSet reports the refusal (ReplicaFailure, FailedUpdate).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANNOTATION_RESIZE_ERROR, startVolumes, type Volumes } from '../../dev/kubelet/volumes.ts';
+import { ANNOTATION_RESIZE_ERROR, PROVISIONER, startVolumes, type Volumes } from '../../dev/kubelet/volumes.ts';
 import type { PersistentVolumeClaim, Pod } from '../../shared/core/objects.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { checkInvariants, type Observation } from '../oracle/index.ts';
@@ -88,6 +89,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  if (stack) await stack.client.request('DELETE', `/apis/storage.k8s.io/v1/storageclasses/rigid-${stack.namespace}`).catch(() => undefined);
   await admission?.stop();
   await volumes?.stop();
   await stack?.stop();
@@ -162,4 +164,22 @@ describe('claims that grow (SPEC §4.12)', () => {
     expect((await claims()).map(capacityOf)).toEqual(['3Gi', '3Gi', '3Gi']);
     expect(identities(stack.observer.pods(NAME))).toEqual(ids);
   }, 90_000);
+
+  it("the API server's resize admission refuses a raise on a class without allowVolumeExpansion: reported as ReplicaFailure and a FailedUpdate Event", async () => {
+    const rigid = `rigid-${stack.namespace}`;
+    await stack.client.request('POST', '/apis/storage.k8s.io/v1/storageclasses', {
+      body: { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: rigid }, provisioner: PROVISIONER, allowVolumeExpansion: false, volumeBindingMode: 'Immediate' },
+    });
+    const template = { metadata: { name: 'data' }, spec: { storageClassName: rigid, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+    await applyNeoSet(stack, neosetManifest({ name: 'rigid', replicas: 1, spec: { volumeClaimTemplates: [template] } }));
+    await untilStatus(stack, 'rigid', 'ready, claim bound', (n) => n.status?.readyReplicas === 1 && n.status.conditions?.some((c) => c.type === 'ClaimsResized' && c.status === 'True') === true);
+    const raise = await stack.kubectl(['patch', 'neoset', 'rigid', '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/volumeClaimTemplates/0/spec/resources/requests/storage', value: '2Gi' }])]);
+    expect(raise.code, raise.stderr).toBe(0);
+    const refused = 'only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize';
+    const n = await untilStatus(stack, 'rigid', 'the refusal reported', (x) => x.status?.conditions?.some((c) => c.type === 'ReplicaFailure' && c.status === 'True') === true, 30_000);
+    expect(n.status?.conditions?.find((c) => c.type === 'ReplicaFailure')?.message).toContain(refused);
+    await untilEvents(stack, 'rigid', 'FailedUpdate', (es) => es.some((e) => e.type === 'Warning' && e.reason === 'FailedUpdate' && e.message.includes(refused)));
+    const claim = await stack.client.request<Claim>('GET', paths.pvc(stack.namespace, 'data-rigid-0'));
+    expect([requestOf(claim), capacityOf(claim)]).toEqual(['1Gi', '1Gi']);
+  }, 60_000);
 });
