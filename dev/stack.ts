@@ -1,4 +1,5 @@
-// The whole system on one machine (`npm run dev`): the test control plane and simulated kubelet,
+// The whole system on one machine, light (`npm run dev -- --bridge`; the default runs the real Knative,
+// dev/knative-stack.ts): the test control plane and simulated kubelet,
 // the NeoSet CRD, the three functions as child processes running as their knative/ ServiceAccounts,
 // the admission webhooks registered over TLS, and the local event bridge — the event pump
 // (dev/bridge) playing ApiServerSource (Resource mode, binary CloudEvents), Broker, Triggers (those of
