@@ -8,6 +8,9 @@ import { lastOrdinal, ordinalsInRange, parseReservedOrdinal } from '../../shared
 import { DEFAULT_LIMITS } from '../../shared/admission/limits.ts';
 import { neosetIssues } from '../../shared/admission/validate.ts';
 import { detail } from '../../bin/neoset/dashboard/view.ts';
+import { formatUndoDryRun } from '../../bin/neoset/undo-view.ts';
+import { formatsRan, revisionFormat } from '../../shared/core/revisions/data-format.ts';
+import { neoset as fixtureNeoSet, revision } from './plugin-fixtures.ts';
 import { checkInvariants } from '../oracle/index.ts';
 import { plan, settled, steps } from './helpers.ts';
 import { World, type WorldObservation } from './world.ts';
@@ -190,5 +193,17 @@ describe('where it shows', () => {
     expect(at({ replicas: 3, reserveOrdinals: ['0-1'], updateStrategy: { partition: 1 } })).toBe(3);
     expect(at({ replicas: 3, updateStrategy: { partition: 3 } })).toBeNull(); // past the last: at the end
     expect(at({ replicas: 2_000_000_000, updateStrategy: { partition: 1_999_999_999 } })).toBeNull(); // bounded walk
+  });
+});
+
+describe('kubectl neoset rollout undo --dry-run', () => {
+  it('"held back by partition" counts positions: start 5, partition 2 holds mysql-5 and mysql-6', () => {
+    const revs = [revision(1, 'mysql:8.0'), revision(2, 'mysql:8.4')];
+    const pods = [5, 6, 7].map((i) => ({ name: `mysql-${i}`, revision: 'mysql-rev2' }));
+    const n = fixtureNeoSet({ replicas: 3, image: 'mysql:8.4', updateStrategy: { partition: 2, type: 'ReCreate' } });
+    n.spec.ordinals = { start: 5 };
+    const ran = formatsRan({ pods, revisions: revs.map(revisionFormat), currentRevision: 'mysql-rev2', updateRevision: 'mysql-rev2' });
+    const text = formatUndoDryRun({ neoset: n, target: revs[0], revisions: revs, pods, ran, downgrade: null, refusal: null });
+    expect(text).toContain('  Pods:         mysql-7 recreated from revision 2; mysql-6, mysql-5 held back by partition 2');
   });
 });
