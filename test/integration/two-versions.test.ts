@@ -18,9 +18,10 @@ import { startPump, type Pump } from '../../dev/bridge/pump.ts';
 import { kubeconfigPath, kubectl, run } from '../cluster/harness.ts';
 import { startAdmissionProcess } from '../cluster/admission-process.ts';
 import { testWebhookConfigurations } from '../cluster/webhooks.ts';
-import { applyNeoSet, imageOf, patchNeoSet, setImage, settledOn, untilStatus } from '../e2e/helpers.ts';
+import { apiWrites, applyNeoSet, imageOf, patchNeoSet, setImage, settledOn, untilStatus } from '../e2e/helpers.ts';
 import type { NeoSetObject } from '../e2e/observer.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
+import { templateHash } from '../../shared/core/revisions/hash.ts';
 import { reviewsLogged, startPreviousFunction, writesLogged, type PreviousFunction } from '../compat/previous-functions.ts';
 import { PREVIOUS_RELEASE, preparePreviousRelease } from '../compat/previous-release.ts';
 
@@ -51,11 +52,12 @@ describe.skipIf(!available)(`two versions deciding together: ${PREVIOUS_RELEASE.
   const old: Partial<Record<'reconcile' | 'readiness' | 'admission', PreviousFunction>> = {};
   let newAdmission: { child: import('node:child_process').ChildProcess } | undefined;
   let dir = '';
+  let previous = '';
   const configs: string[] = [];
 
   beforeAll(async () => {
     const started = Date.now();
-    const previous = await preparePreviousRelease((line) => console.log(`[two-versions] ${line}`));
+    previous = await preparePreviousRelease((line) => console.log(`[two-versions] ${line}`));
     console.log(`[two-versions] previous release in ${previous} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
     stack = await startStack({ prefix: 'two-versions', reconcileInstances: 1, readinessInstances: 1, copies: 1, shuffleWindowMs: 40 });
     const env = { KUBECONFIG: kubeconfigPath() };
@@ -148,6 +150,41 @@ describe.skipIf(!available)(`two versions deciding together: ${PREVIOUS_RELEASE.
     await untilStatus(stack, NAME, '7 ready', completedOrIdle('mysql:8.0', 7), 90_000);
     await patchNeoSet(stack, NAME, { spec: { replicas: 3 } });
     await untilStatus(stack, NAME, '3 ready', completedOrIdle('mysql:8.0', 3), 90_000);
+  });
+
+  /** Both versions' writes over 6 s (six resync ticks, each decided by each version). */
+  async function writesWhileSettled() {
+    const writes = async () => ({ thisRelease: await apiWrites(), v02: writesLogged(old.reconcile!) + writesLogged(old.readiness!) });
+    const before = await writes();
+    await new Promise((r) => setTimeout(r, 6000));
+    const after = await writes();
+    return { thisRelease: after.thisRelease - before.thisRelease, v02: after.v02 - before.v02 };
+  }
+
+  it('settled, both versions deciding every resync tick write nothing: neither undoes the other (6 s)', async () => {
+    expect(await writesWhileSettled()).toEqual({ thisRelease: 0, v02: 0 });
+  });
+
+  it('a NeoSet with a claim template, settled: both versions write nothing either (6 s)', async () => {
+    // A status field only one version writes is rewritten by each after the other: a status write
+    // every tick by each, and a user's conditional status write (rollout promote) loses the race.
+    // Since 952e65a (issue 23 §3) conditions[ClaimsResized] is one: v0.2 keeps only its own conditions.
+    const volumeClaimTemplates = [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }];
+    await applyNeoSet(stack, neosetManifest({ name: 'claims', replicas: 2, image: 'mysql:8.0', spec: { volumeClaimTemplates } }));
+    await untilStatus(stack, 'claims', '2 ready', completedOrIdle('mysql:8.0', 2));
+    expect(await writesWhileSettled()).toEqual({ thisRelease: 0, v02: 0 });
+  });
+
+  it('every revision is named alike by both versions: one new template is one revision, whichever decides it first', async () => {
+    // A name that differs between the versions is a second revision of one template when both
+    // decide it before either has created it — the rollout then renumbers and restarts pods.
+    const { templateHash: previousHash } = (await import(join(previous, 'shared/core/revisions/hash.ts'))) as { templateHash: typeof templateHash };
+    const n = stack.observer.neoset(NAME)!;
+    const revisions = JSON.parse((await stack.kubectl(['get', 'controllerrevisions', '-l', `neoset.neo.io/name=${NAME}`, '-o', 'json'])).stdout).items as { metadata: { name: string }; data: { spec: { template: unknown } } }[];
+    for (const r of revisions) {
+      const collisionCount = n.status?.collisionCount ?? 0;
+      expect([`${NAME}-${templateHash(r.data.spec.template, collisionCount)}`, `${NAME}-${previousHash(r.data.spec.template, collisionCount)}`]).toEqual([r.metadata.name, r.metadata.name]);
+    }
   });
 
   it('both versions took part: the previous release\'s functions wrote and admitted', () => {
