@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BadEventError, DEFAULT_RESYNC_SOURCE, parseEvent, resyncSourceFromEnv } from './target.ts';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BadEventError, DEFAULT_RESYNC_SOURCE, parseEvent, plainBinaryEvent, resyncSourceFromEnv, sdkEvent } from './target.ts';
 
 const pod = (labels?: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mysql-4', namespace: 'default', labels } });
 const binary = (type: string, data: unknown, extra: Record<string, string> = {}) => ({
@@ -78,5 +80,77 @@ describe('parseEvent', () => {
     const { headers, body } = make();
     expect(() => parseEvent(headers, body)).toThrow(BadEventError);
     expect(() => parseEvent(headers, body)).toThrow(message);
+  });
+});
+
+describe('the fast path for plain binary events', () => {
+  const dir = new URL('../../examples/events/', import.meta.url).pathname;
+  const recorded = readdirSync(dir)
+    .filter((f) => f.endsWith('.headers'))
+    .map((f) => {
+      const headers: Record<string, string> = {};
+      for (const line of readFileSync(join(dir, f), 'utf8').split('\n')) {
+        const i = line.indexOf(':');
+        if (i > 0) headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+      }
+      return { name: f, headers, body: readFileSync(join(dir, f.replace('.headers', '.data.json')), 'utf8') };
+    });
+
+  it('reads every event the real Broker delivered (examples/events) as the SDK does', () => {
+    expect(recorded.length).toBeGreaterThan(4);
+    for (const { name, headers, body } of recorded) {
+      const fast = plainBinaryEvent(headers, body);
+      expect(fast, name).not.toBeNull();
+      const sdk = sdkEvent(headers, body);
+      expect(fast, name).toEqual({ id: sdk.id, type: sdk.type, source: sdk.source, data: sdk.data });
+    }
+  });
+
+  it('takes only what the SDK takes, with the same attributes; the rest is for the SDK to judge', () => {
+    const { headers, body } = binary('dev.knative.apiserver.resource.update', pod({ 'neoset.neo.io/name': 'mysql' }));
+    const variants: [string, Record<string, string | undefined>, string?][] = [
+      ['as is', {}],
+      ['a Knative time', { 'ce-time': '2026-12-01T14:39:11.136616652Z' }],
+      ['no such day', { 'ce-time': '2026-02-30T10:00:00Z' }],
+      ['hour 25', { 'ce-time': '2026-02-03T25:00:00Z' }],
+      ['an offset', { 'ce-time': '2026-02-03T10:00:00+01:00' }],
+      ['not a time', { 'ce-time': 'yesterday' }],
+      ['no id', { 'ce-id': undefined }],
+      ['empty id', { 'ce-id': '' }],
+      ['empty subject', { 'ce-subject': '' }],
+      ['no type', { 'ce-type': undefined }],
+      ['no source', { 'ce-source': undefined }],
+      ['a path source', { 'ce-source': '/apis/v1/namespaces/neoset-system/pingsources/neoset-resync' }],
+      ['an IPv6 source', { 'ce-source': 'https://[fd00::1]:443' }],
+      ['a source with a space', { 'ce-source': 'https://a b' }],
+      ['an escape in the source', { 'ce-source': '/a%zz' }],
+      ['specversion 0.3', { 'ce-specversion': '0.3' }],
+      ['no specversion', { 'ce-specversion': undefined }],
+      ['a charset', { 'content-type': 'application/json; charset=utf-8' }],
+      ['structured', { 'content-type': 'application/cloudevents+json' }],
+      ['a bad extension name', { 'ce-bad_name': 'x' }],
+      ['an extension', { 'ce-knativearrivaltime': '2026-12-01T14:39:11Z' }],
+      ['a dataschema', { 'ce-dataschema': 'https://example.com/s' }],
+      ['not JSON', {}, '{not json'],
+      ['a JSON string', {}, '"text"'],
+    ];
+    for (const [what, change, changedBody] of variants) {
+      const h = Object.fromEntries(Object.entries({ ...headers, ...change }).filter(([, v]) => v !== undefined)) as Record<string, string>;
+      const b = changedBody ?? body;
+      const fast = plainBinaryEvent(h, b);
+      let sdk: ReturnType<typeof sdkEvent> | Error;
+      try {
+        sdk = sdkEvent(h, b);
+      } catch (err) {
+        sdk = err as Error;
+      }
+      if (fast === null) continue; // the SDK's verdict, whatever it is
+      expect(sdk, what).not.toBeInstanceOf(Error);
+      const e = sdk as ReturnType<typeof sdkEvent>;
+      expect(fast, what).toEqual({ id: e.id, type: e.type, source: e.source, data: e.data });
+    }
+    // The plain cases do take the fast path.
+    expect(plainBinaryEvent(headers, body)).not.toBeNull();
+    expect(plainBinaryEvent({ ...headers, 'ce-time': '2026-12-01T14:39:11.136616652Z', 'ce-knativearrivaltime': 'x' }, body)).not.toBeNull();
   });
 });
