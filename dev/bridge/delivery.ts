@@ -48,8 +48,13 @@ export type FetchLike = (req: Request) => Response | Promise<Response>;
 /** What one attempt came to: a status (502 for an unusable 2xx body), or a network error / timeout. */
 export interface Attempt {
   status?: number;
+  /** The start of a non-2xx answer's body (a dead letter's knativeerrordata). */
+  body?: string;
   error?: string;
 }
+
+/** What of a failed answer's body is kept: more than a dead letter's knativeerrordata carries (1024 base64 characters). */
+const KEPT_BODY_CHARS = 1024;
 
 /** Whether a 2xx answer is one the Broker accepts: an empty body, or a CloudEvent (a reply). */
 export function acceptable(res: Response, body: string): boolean {
@@ -66,7 +71,8 @@ export async function attemptOnce(target: string | FetchLike, request: () => Req
     const answer = (async () => {
       const res = typeof target === 'string' ? await fetch(req, { signal: timeout.signal }) : await target(req);
       const body = await res.text();
-      return res.status >= 200 && res.status < 300 && !acceptable(res, body) ? { status: 502, error: 'a non-empty 2xx body that is not a CloudEvent' } : { status: res.status };
+      if (res.status < 200 || res.status >= 300) return { status: res.status, body: body.slice(0, KEPT_BODY_CHARS) };
+      return acceptable(res, body) ? { status: res.status } : { status: 502, error: 'a non-empty 2xx body that is not a CloudEvent' };
     })();
     // An in-process target cannot be aborted: the timeout races it, as the dispatcher's client would.
     const timedOut = new Promise<Attempt>((resolve) => timeout.signal.addEventListener('abort', () => resolve({ error: `no answer within ${timeoutMs} ms` })));

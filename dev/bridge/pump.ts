@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, LABEL_NEOSET_NAME, PLURAL } from '../../shared/api/names.ts';
 import { DEFAULT_RESYNC_SOURCE, PING_TYPE } from '../../shared/events/target.ts';
-import { BROKER_DELIVERY, CONTAINER_CONCURRENCY, deliver, type DeliverySpec, type FetchLike } from './delivery.ts';
+import { BROKER_DELIVERY, CONTAINER_CONCURRENCY, deliver, type Attempt, type DeliverySpec, type FetchLike } from './delivery.ts';
 import { goJson } from './go-json.ts';
 import { createLimiter, type Limiter } from './limiter.ts';
 import { resilientWatch, type KubeObject, type ResilientWatch, type WatchEventType } from '../../shared/k8s/watch.ts';
@@ -32,6 +32,15 @@ export interface PumpEvent {
   namespace?: string;
   /** Set by the Broker's ingress when it accepts the event (RFC 3339), carried to every subscriber. */
   knativearrivaltime?: string;
+  /**
+   * The Broker's reply hop count: its ingress sets it (MAX_TTL, 255) on the channel's copy, its filter
+   * removes it before a subscriber; a dead letter, sent from the channel's copy, still has it.
+   */
+  knativebrokerttl?: string;
+  /** A dead letter's: the subscriber that failed, its last status, the start of its answer (base64). */
+  knativeerrordest?: string;
+  knativeerrorcode?: string;
+  knativeerrordata?: string;
   data: unknown;
 }
 
@@ -49,6 +58,8 @@ export interface Sink {
   parallelism?: number;
   /** The Trigger's namespace: the Broker's filter tells it to the subscriber (Kn-Namespace). */
   namespace?: string;
+  /** Where an event the subscriber did not take goes after the last attempt (its Trigger's, else the Broker's deadLetterSink). */
+  deadLetterSink?: string | FetchLike;
 }
 
 export interface PumpOptions {
@@ -75,7 +86,7 @@ export interface PumpOptions {
 
 export interface PumpStats {
   delivered: number;
-  /** Given up after the last retry (a Broker would hand them to the dead-letter sink). */
+  /** Given up after the last retry (handed to the dead-letter sink when the sink has one). */
   failed: number;
   /** Answered with a 4xx that is not retried. */
   rejected: number;
@@ -83,6 +94,8 @@ export interface PumpStats {
   retries: number;
   /** The most requests in flight to one subscriber at once. */
   maxInFlight: number;
+  /** Failed or rejected events the dead-letter sink took. */
+  deadLettered: number;
 }
 
 export interface Pump {
@@ -113,7 +126,31 @@ export function toBinaryRequest(url: string, event: PumpEvent, extra: Record<str
  * the Trigger's namespace.
  */
 export function filterHeaders(sink: Pick<Sink, 'namespace'>): Record<string, string> {
-  return { prefer: 'reply', ...(sink.namespace ? { 'kn-namespace': sink.namespace } : {}) };
+  return { prefer: 'reply', ...dispatcherHeaders(sink) };
+}
+
+/** What the channel's dispatcher adds to a dead letter: the namespace only (no reply is asked of a dead-letter sink). */
+const dispatcherHeaders = (sink: Pick<Sink, 'namespace'>): Record<string, string> => (sink.namespace ? { 'kn-namespace': sink.namespace } : {});
+
+/** Knative's base64 knativeerrordata is cut at this many characters (pkg/kncloudevents/attributes/knative_error.go). */
+const ERROR_DATA_MAX = 1024;
+/** The TTL the Broker's ingress gives an event (cmd/broker/ingress MAX_TTL's default). */
+const BROKER_TTL = '255';
+
+/**
+ * The event as the dead-letter sink gets it (knative.dev/eventing pkg/kncloudevents/event_dispatcher.go
+ * dispatchExecutionInfoTransformers): the subscriber's address, its last status and the start of its
+ * answer's body as extensions, and the Broker's TTL. Knative dead-letters a rejected (4xx) event as
+ * well as one given up.
+ */
+export function deadLetterEvent(event: PumpEvent, subscriber: string, last: Attempt): PumpEvent {
+  return {
+    ...event,
+    knativebrokerttl: BROKER_TTL,
+    knativeerrordest: subscriber,
+    knativeerrorcode: String(last.status ?? 0),
+    knativeerrordata: Buffer.from(last.body ?? '').toString('base64').slice(0, ERROR_DATA_MAX),
+  };
 }
 
 export function resourceEvent(server: string, type: WatchEventType, obj: KubeObject): PumpEvent {
@@ -154,7 +191,7 @@ export function startPump(opts: PumpOptions): Pump {
   const copies = opts.copies ?? 1;
   const brokerDelivery = opts.delivery ?? BROKER_DELIVERY;
   const parallelism = opts.parallelism ?? CONTAINER_CONCURRENCY;
-  const stats: PumpStats = { delivered: 0, failed: 0, rejected: 0, retries: 0, maxInFlight: 0 };
+  const stats: PumpStats = { delivered: 0, failed: 0, rejected: 0, retries: 0, maxInFlight: 0, deadLettered: 0 };
   const log = opts.log ?? (() => {});
   let stopped = false;
   /** Deliveries not finished: waiting for a slot, in flight, or waiting out a backoff. */
@@ -191,13 +228,15 @@ export function startPump(opts: PumpOptions): Pump {
       sleepers.add(wake);
     });
 
-  function start(sink: Sink, event: PumpEvent): void {
-    const url = typeof sink.target === 'string' ? sink.target : 'http://in-process/';
-    const limiter = limiterOf(sink);
+  /** Delivers `event` to the sink's subscriber (`deadLetter`: to its dead-letter sink, with the same delivery). */
+  function start(sink: Sink, event: PumpEvent, deadLetter = false): void {
+    const target = deadLetter ? sink.deadLetterSink! : sink.target;
+    const url = typeof target === 'string' ? target : 'http://in-process/';
+    const limiter = limiterOf({ ...sink, target });
     const delivery = deliver({
-      target: sink.target,
+      target,
       spec: sink.delivery ?? brokerDelivery,
-      request: () => toBinaryRequest(url, event, filterHeaders(sink)),
+      request: () => toBinaryRequest(url, event, deadLetter ? dispatcherHeaders(sink) : filterHeaders(sink)),
       slot: (attempt) =>
         limiter.run(() => {
           stats.maxInFlight = Math.max(stats.maxInFlight, limiter.active);
@@ -209,9 +248,15 @@ export function startPump(opts: PumpOptions): Pump {
         log(`event ${event.type} ${event.name ?? ''} to ${url}: ${a.status ?? a.error}; retry ${i + 1} of ${(sink.delivery ?? brokerDelivery).retry}`);
       },
     }).then(({ outcome, attempts, last }) => {
+      if (deadLetter) {
+        if (outcome === 'delivered') stats.deadLettered++;
+        else if (!stopped) log(`event ${event.type} ${event.name ?? ''}: the dead-letter sink ${url} did not take it either: ${last.status ?? last.error}`);
+        return;
+      }
       stats[outcome]++;
       if (outcome === 'rejected') log(`event ${event.type} ${event.name ?? ''} rejected by ${url}: ${last.status}`);
       if (outcome === 'failed' && !stopped) log(`event ${event.type} ${event.name ?? ''} to ${url} given up after ${attempts} attempts: ${last.status ?? last.error}`);
+      if (outcome !== 'delivered' && sink.deadLetterSink && !stopped) start(sink, deadLetterEvent(event, url, last), true);
     });
     const tracked = delivery.finally(() => {
       pending.delete(tracked);

@@ -2,7 +2,9 @@
 // retries and limits concurrency exactly as the deployed Broker would, and follows the manifests
 // when they change: each Trigger's attribute filter, its subscriber (a Knative Service of the
 // functions), its `delivery` (else the Broker's), the Service's timeoutSeconds as the per-attempt
-// timeout when the delivery sets none, and the Service's containerConcurrency as the parallelism.
+// timeout when the delivery sets none, and the Service's containerConcurrency as the parallelism;
+// its dead-letter sink when that Service is one the caller gives (knative/eventing.yaml's is a Knative
+// Service the bridge does not run: the dev stack has none).
 import type { Manifest } from '../manifests.ts';
 import { parseIsoDuration, type DeliverySpec, type FetchLike } from './delivery.ts';
 import { PING_TYPE } from '../../shared/events/target.ts';
@@ -16,6 +18,13 @@ interface Delivery {
   backoffPolicy?: 'exponential' | 'linear';
   backoffDelay?: string;
   timeout?: string;
+  deadLetterSink?: { ref?: { name?: string }; uri?: string };
+}
+
+/** The dead-letter sink of a delivery, when its Service is among `subscribers` (a URI is resolved against a URL). */
+function deadLetterOf(d: Delivery | undefined, subscribers: Record<string, string | FetchLike>): string | FetchLike | undefined {
+  const target = d?.deadLetterSink?.ref?.name ? subscribers[d.deadLetterSink.ref.name] : undefined;
+  return typeof target === 'string' && d?.deadLetterSink?.uri ? new URL(d.deadLetterSink.uri, target).href : target;
 }
 
 const specOf = (m: Manifest) => m.spec as Record<string, any>;
@@ -54,6 +63,7 @@ export function sinksFromTriggers(manifests: Manifest[], subscribers: Record<str
         delivery: deliveryOf(delivery, brokers.get(broker), service.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS),
         parallelism: service.containerConcurrency || undefined,
         namespace: trigger.metadata.namespace,
+        deadLetterSink: deadLetterOf(delivery ?? brokers.get(broker), subscribers),
       };
     });
 }

@@ -282,4 +282,28 @@ describe('the bridge sends what the real ApiServerSource and Broker send', () =>
     expect(seen[0].get('prefer')).toBe('reply');
     expect(seen[0].get('kn-namespace')).toBe('neoset-system');
   });
+
+  it("dead-letters what its subscriber did not take, as Knative's channel dispatcher does: the Trigger's sink, the error extensions, no reply asked", async () => {
+    const dead: Request[] = [];
+    const failing: FetchLike = () => new Response('no such thing', { status: 400 });
+    const deadLetter: FetchLike = (req) => {
+      dead.push(req);
+      return new Response(null, { status: 202 });
+    };
+    const withSink = manifests.map((m) => (m.kind === 'Trigger' ? { ...m, spec: { ...(m.spec as object), delivery: { retry: 0, deadLetterSink: { ref: { apiVersion: 'v1', kind: 'Service', name: 'sink' } } } } } : m));
+    const sinks = sinksFromTriggers(withSink, { 'neoset-reconcile': failing, sink: deadLetter }).filter((s) => s.kinds.includes('ping'));
+    expect(sinks[0].deadLetterSink).toBe(deadLetter);
+    const pump = startPump({ kubeConfig: nowhere(), sinks, resyncMs: 0 });
+    try {
+      pump.tick();
+      await pump.idle();
+    } finally {
+      await pump.stop();
+    }
+    expect(pump.stats).toMatchObject({ rejected: 1, deadLettered: 1 });
+    const h = dead[0].headers;
+    expect([h.get('ce-knativeerrorcode'), h.get('ce-knativeerrordata'), h.get('ce-knativeerrordest'), h.get('ce-type')]).toEqual(['400', Buffer.from('no such thing').toString('base64'), 'http://in-process/', 'dev.knative.sources.ping']);
+    expect([h.get('kn-namespace'), h.get('prefer'), h.get('ce-knativebrokerttl')]).toEqual(['neoset-system', null, '255']);
+    expect(await dead[0].text()).toBe('{}');
+  });
 });
