@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { backoffMs, BROKER_DELIVERY, CONTAINER_CONCURRENCY, deliver, isRetryable, parseIsoDuration, type DeliverySpec, type FetchLike } from '../../dev/bridge/delivery.ts';
 import { createLimiter } from '../../dev/bridge/limiter.ts';
 import { goJson } from '../../dev/bridge/go-json.ts';
-import { resourceEvent, startPump, toBinaryRequest } from '../../dev/bridge/pump.ts';
+import { resourceEvent, startPump, toBinaryRequest, type Sink } from '../../dev/bridge/pump.ts';
 import { sinksFromTriggers } from '../../dev/bridge/triggers.ts';
 import { DEFAULT_RESYNC_SOURCE } from '../../shared/events/target.ts';
 import type { Manifest } from '../../dev/manifests.ts';
@@ -252,6 +252,18 @@ describe('the pump delivers as the Broker does', () => {
 // What test/integration/knative-contract.test.ts found the real Knative v0.50.0 sending, where the
 // bridge sent otherwise.
 describe('the bridge sends what the real ApiServerSource and Broker send', () => {
+  /** A pump that sends one resync tick to `sinks`, once everything it started is done. */
+  const oneTick = async (sinks: Sink[]) => {
+    const pump = startPump({ kubeConfig: nowhere(), sinks, resyncMs: 0 });
+    try {
+      pump.tick();
+      await pump.idle();
+    } finally {
+      await pump.stop();
+    }
+    return pump;
+  };
+
   it("the body as the adapter's Go encoding/json writes it: keys sorted (integer-like ones too), <, >, &, U+2028/9 escaped", () => {
     const value = { metadata: { name: 'a', annotations: { '10': 'x', '2': 'y', b: '<b> & </b>' } }, apiVersion: 'v1', kind: 'Pod', list: [{ z: 1, a: null }], s: '\u2028\u2029', gone: undefined };
     const text = goJson(value);
@@ -270,13 +282,7 @@ describe('the bridge sends what the real ApiServerSource and Broker send', () =>
       return new Response(null, { status: 202 });
     };
     const sinks = sinksFromTriggers(manifests, { 'neoset-reconcile': target }).filter((s) => s.kinds.includes('ping'));
-    const pump = startPump({ kubeConfig: nowhere(), sinks, resyncMs: 0 });
-    try {
-      pump.tick();
-      await pump.idle();
-    } finally {
-      await pump.stop();
-    }
+    const pump = await oneTick(sinks);
     expect(seen).toHaveLength(1);
     expect(Date.parse(seen[0].get('ce-knativearrivaltime')!)).toBeGreaterThan(Date.now() - 5000);
     expect(seen[0].get('prefer')).toBe('reply');
@@ -293,13 +299,7 @@ describe('the bridge sends what the real ApiServerSource and Broker send', () =>
     const withSink = manifests.map((m) => (m.kind === 'Trigger' ? { ...m, spec: { ...(m.spec as object), delivery: { retry: 0, deadLetterSink: { ref: { apiVersion: 'v1', kind: 'Service', name: 'sink' } } } } } : m));
     const sinks = sinksFromTriggers(withSink, { 'neoset-reconcile': failing, sink: deadLetter }).filter((s) => s.kinds.includes('ping'));
     expect(sinks[0].deadLetterSink).toBe(deadLetter);
-    const pump = startPump({ kubeConfig: nowhere(), sinks, resyncMs: 0 });
-    try {
-      pump.tick();
-      await pump.idle();
-    } finally {
-      await pump.stop();
-    }
+    const pump = await oneTick(sinks);
     expect(pump.stats).toMatchObject({ rejected: 1, deadLettered: 1 });
     const h = dead[0].headers;
     expect([h.get('ce-knativeerrorcode'), h.get('ce-knativeerrordata'), h.get('ce-knativeerrordest'), h.get('ce-type')]).toEqual(['400', Buffer.from('no such thing').toString('base64'), 'http://in-process/', 'dev.knative.sources.ping']);
