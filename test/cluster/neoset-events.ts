@@ -36,6 +36,30 @@ export function eventingToReceiver(all: Manifest[] = kustomize(), uriOf: (trigge
     });
 }
 
+/**
+ * A Trigger of the Broker `neoset` whose subscriber (the receiver, ?fail=always) answers every NeoSet
+ * event 503 and which retries nothing: each one goes to the dead-letter sink at once.
+ */
+export function failingTrigger(): Manifest {
+  return {
+    apiVersion: 'eventing.knative.dev/v1',
+    kind: 'Trigger',
+    metadata: { name: 'neoset-failing', namespace: SYSTEM_NAMESPACE },
+    spec: {
+      broker: 'neoset',
+      filter: { attributes: { kind: 'NeoSet' } },
+      subscriber: toReceiver('/neoset-failing?fail=always'),
+      delivery: { retry: 0, deadLetterSink: toReceiver('/dead-letter', DEAD_LETTER) },
+    },
+  };
+}
+
+/** Applies `triggers` and waits until each is Ready. */
+export async function addTriggers(stack: KnativeStack, triggers: Manifest[]): Promise<void> {
+  kubectlApply(stack.cp.kubeconfigPath, triggers, 'Triggers');
+  for (const t of triggers) await readyObject(stack.cp, { group: 'eventing.knative.dev', version: 'v1', plural: 'triggers', namespace: SYSTEM_NAMESPACE, name: t.metadata.name });
+}
+
 export interface NeoSetEventing {
   /** What the receiver got so far, oldest first. */
   events(): Promise<ReceivedEvent[]>;

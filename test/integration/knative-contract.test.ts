@@ -4,9 +4,10 @@
 // pod, the path naming the Trigger), and once through the bridge's pump, whose sinks are made from the
 // same Triggers (sinksFromTriggers) and capture in-process. Both watch the same API server at once, so
 // every object state (resourceVersion) is delivered by both: the same events to the same Triggers, with
-// the same attributes, extensions, headers and body bytes. Only what must differ is normalized: ids,
-// times, and the `source` (the adapter names the API server by its in-cluster address, the bridge by
-// the kubeconfig's). Claims the service network: run under flock /tmp/neoset-service-network.lock.
+// the same attributes, extensions, headers and body bytes; a Trigger whose subscriber fails (no retries)
+// has its events dead-lettered by both alike. Only what must differ is normalized: ids,
+// times, the `source` (the adapter names the API server by its in-cluster address, the bridge by
+// the kubeconfig's) and a dead letter's failed subscriber's address. Claims the service network: run under flock /tmp/neoset-service-network.lock.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPump, type Pump } from '../../dev/bridge/pump.ts';
 import { sinksFromTriggers } from '../../dev/bridge/triggers.ts';
@@ -15,34 +16,40 @@ import { waitFor } from '../../dev/kubelet/wait-for.ts';
 import { kustomize, type Manifest } from '../../dev/manifests.ts';
 import { parseEvent, PING_TYPE } from '../../shared/events/target.ts';
 import { startKnativeStack, type KnativeStack, type ReceivedEvent } from '../cluster/knative-stack.ts';
-import { eventingToReceiver, installNeoSetEventing, runWalkthroughChanges, type NeoSetEventing } from '../cluster/neoset-events.ts';
+import { addTriggers, DEAD_LETTER, eventingToReceiver, failingTrigger, installNeoSetEventing, runWalkthroughChanges, type NeoSetEventing } from '../cluster/neoset-events.ts';
 
 let stack: KnativeStack | undefined;
 let real: NeoSetEventing;
 let pump: Pump | undefined;
 const bridged: ReceivedEvent[] = [];
 
-/** The Triggers of knative/eventing.yaml, each subscribed by a Service named as the Trigger: one capture each. */
+/**
+ * The Triggers of knative/eventing.yaml and the failing one, each subscribed by a Service named as the
+ * Trigger: one capture each (the failing one answers 503 as the receiver does), and one for the
+ * dead-letter sink.
+ */
 function bridgeSinks(): ReturnType<typeof sinksFromTriggers> {
-  const manifests = eventingToReceiver(kustomize()).map((m) => {
+  const manifests = [...eventingToReceiver(kustomize()), failingTrigger()].map((m) => {
     if (m.kind !== 'Trigger') return m;
     const t = structuredClone(m) as Manifest & { spec: { subscriber: { ref: { name: string } } } };
     t.spec.subscriber.ref.name = t.metadata.name;
     return t;
   });
   const capture = (path: string): FetchLike => async (req) => {
+    if (path === `/${failingTrigger().metadata.name}`) return new Response('failing', { status: 503 });
     const headers = Object.fromEntries(req.headers.entries());
     const attributes = Object.fromEntries(Object.entries(headers).filter(([h]) => h.startsWith('ce-')).map(([h, v]) => [h.slice(3), v]));
     bridged.push({ path, headers, attributes, data: await req.text() });
     return new Response(null, { status: 202 });
   };
   const triggers = manifests.filter((m) => m.kind === 'Trigger').map((t) => t.metadata.name);
-  return sinksFromTriggers(manifests, Object.fromEntries(triggers.map((name) => [name, capture(`/${name}`)])));
+  return sinksFromTriggers(manifests, { ...Object.fromEntries(triggers.map((name) => [name, capture(`/${name}`)])), [DEAD_LETTER]: capture('/dead-letter') });
 }
 
 beforeAll(async () => {
   stack = await startKnativeStack({ nodeName: 'contract-node' });
   real = await installNeoSetEventing(stack);
+  await addTriggers(stack, [failingTrigger()]);
   pump = startPump({ kubeConfig: stack.cp.kubeConfig(), sinks: bridgeSinks(), resyncMs: 0 });
   await pump.ready;
 }, 300_000);
@@ -77,6 +84,10 @@ function normalized(e: ReceivedEvent, apiServer: string): Record<string, string>
       expect(Number.isNaN(Date.parse(value)), `${keyOf(e)}: ${name} ${value} is a time`).toBe(false);
       expect(Math.abs(Date.parse(value) - Date.now()), `${keyOf(e)}: ${name} ${value} is recent`).toBeLessThan(300_000);
       out[name] = '<time>';
+    } else if (name === 'ce-knativeerrordest') {
+      // The failed subscriber's address: the receiver's Service for Knative, in-process for the bridge.
+      expect(() => new URL(value), `${keyOf(e)}: ${name} ${value} is a URL`).not.toThrow();
+      out[name] = '<subscriber>';
     } else if (name === 'ce-source' && RESOURCE.test(e.attributes.type)) {
       expect(value, `${keyOf(e)}: the source of a resource event is the API server`).toBe(apiServer);
       out[name] = '<api server>';

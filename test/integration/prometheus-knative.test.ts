@@ -10,15 +10,15 @@
 // flock /tmp/neoset-service-network.lock. The functions' own metrics: prometheus.test.ts.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KNATIVE_NAMESPACE } from '../../dev/cluster/knative.ts';
 import { waitFor } from '../../dev/kubelet/wait-for.ts';
 import { run } from '../cluster/harness.ts';
 import { SYSTEM_NAMESPACE } from '../../dev/manifests.ts';
-import { readyObject, startKnativeStack, type KnativeStack } from '../cluster/knative-stack.ts';
-import { DEAD_LETTER, installNeoSetEventing, runWalkthroughChanges, type NeoSetEventing } from '../cluster/neoset-events.ts';
+import { startKnativeStack, type KnativeStack } from '../cluster/knative-stack.ts';
+import { addTriggers, DEAD_LETTER, failingTrigger, installNeoSetEventing, runWalkthroughChanges, type NeoSetEventing } from '../cluster/neoset-events.ts';
 import { startPrometheus, type Prometheus } from '../cluster/prometheus.ts';
 
 const REPO_ROOT = new URL('../..', import.meta.url).pathname;
@@ -33,7 +33,6 @@ let stack: KnativeStack | undefined;
 let eventing: NeoSetEventing;
 let prometheus: Prometheus | undefined;
 const metricsUrls: Record<string, string> = {};
-const custom = () => stack!.cp.kubeConfig().makeApiClient(CustomObjectsApi);
 const k = async (args: string[]) => {
   const r = await run('kubectl', ['--kubeconfig', stack!.cp.kubeconfigPath, ...args]);
   if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
@@ -60,26 +59,8 @@ beforeAll(async () => {
   await k(['-n', KNATIVE_NAMESPACE, 'rollout', 'restart', ...COMPONENTS.map((c) => `deployment/${c}`)]);
   for (const c of COMPONENTS) await k(['-n', KNATIVE_NAMESPACE, 'rollout', 'status', `deployment/${c}`, '--timeout=90s']);
   eventing = await installNeoSetEventing(stack, { uriOf: (t) => (t === 'neoset-readiness-pods' ? `/${t}?fail=first` : `/${t}`) });
-  // A Trigger of the Broker whose subscriber always fails and which retries nothing: its events go
-  // to knative/eventing.yaml's dead-letter sink at once (the alert's and the panel's dead letters).
-  await custom().createNamespacedCustomObject({
-    group: 'eventing.knative.dev',
-    version: 'v1',
-    namespace: SYSTEM_NAMESPACE,
-    plural: 'triggers',
-    body: {
-      apiVersion: 'eventing.knative.dev/v1',
-      kind: 'Trigger',
-      metadata: { name: 'neoset-failing' },
-      spec: {
-        broker: 'neoset',
-        filter: { attributes: { kind: 'NeoSet' } },
-        subscriber: { ref: { apiVersion: 'v1', kind: 'Service', name: 'receiver' }, uri: '/failing?fail=always' },
-        delivery: { retry: 0, deadLetterSink: { ref: { apiVersion: 'v1', kind: 'Service', name: DEAD_LETTER }, uri: '/dead-letter' } },
-      },
-    },
-  });
-  await readyObject(stack.cp, { group: 'eventing.knative.dev', version: 'v1', plural: 'triggers', namespace: SYSTEM_NAMESPACE, name: 'neoset-failing' });
+  // Its events go to knative/eventing.yaml's dead-letter sink at once (the alert's and the panel's dead letters).
+  await addTriggers(stack, [failingTrigger()]);
   // Each component's pod, at the container port its manifest names `metrics` (9092 for the Broker's
   // ingress and filter, 9090 for the dispatcher): what a PodMonitor selects.
   const pods = (await stack.cp.kubeConfig().makeApiClient(CoreV1Api).listNamespacedPod({ namespace: KNATIVE_NAMESPACE })).items.filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase === 'Running');
