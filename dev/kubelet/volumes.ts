@@ -16,6 +16,7 @@
 //     FileSystemResizePending (NodeResizePending).
 //   kubelet (online expansion): `resizeDelayMs` after that, status.capacity = the request, conditions
 //     and statuses cleared.
+//   reclaim (Delete): a PV of ours whose claim is gone is Released and deleted, also on stop.
 //   A failing resize: the annotation volumes.sim.neo.io/resize-error on the claim or its class (its
 //     value the message) stops it at the controller: ControllerResizeError with that message and
 //     ControllerResizeInfeasible — as external-resizer reports a final error.
@@ -62,6 +63,8 @@ interface Claim {
 
 const STORAGE_CLASSES = '/apis/storage.k8s.io/v1/storageclasses';
 const PVS = '/api/v1/persistentvolumes';
+/** PVs are looked at for reclaim this often (and on stop), not on every pass. */
+const RECLAIM_EVERY_MS = 5000;
 
 export async function startVolumes(opts: VolumesOptions): Promise<Volumes> {
   const client = createKubeClient(opts.kubeConfig);
@@ -98,6 +101,27 @@ export async function startVolumes(opts: VolumesOptions): Promise<Volumes> {
       }
     }
     for (const key of seen.keys()) if (!live.has(key.split('/')[0])) seen.delete(key);
+    if (stopped || Date.now() - reclaimedAt >= RECLAIM_EVERY_MS) {
+      reclaimedAt = Date.now();
+      await reclaim(new Set(list.items.map((c) => c.metadata.uid)));
+    }
+  };
+  let reclaimedAt = 0;
+
+  // reclaimPolicy Delete: a PV of ours whose claim is gone is Released (the binder's write: the
+  // pv-protection finalizer holds a Bound PV), then deleted (external-provisioner's).
+  const reclaim = async (claims: Set<string>): Promise<void> => {
+    const pvs = await client.request<{ items: { metadata: { name: string; annotations?: Record<string, string> }; spec: { claimRef?: { namespace?: string; uid?: string } } }[] }>('GET', PVS);
+    for (const pv of pvs.items) {
+      const ref = pv.spec.claimRef;
+      if (pv.metadata.annotations?.['pv.kubernetes.io/provisioned-by'] !== PROVISIONER || !ref?.uid || claims.has(ref.uid)) continue;
+      if (opts.namespace && ref.namespace !== opts.namespace) continue;
+      const gone = (err: unknown) => {
+        if (!(err instanceof ApiError && err.isNotFound)) log(`reclaim ${pv.metadata.name}: ${describeError(err)}`);
+      };
+      await client.request('PATCH', `${PVS}/${pv.metadata.name}/status`, { patch: 'merge', body: { status: { phase: 'Released' } } }).catch(gone);
+      await client.request('DELETE', `${PVS}/${pv.metadata.name}`).catch(gone);
+    }
   };
 
   const step = async (claim: Claim, classError: string | undefined): Promise<void> => {
@@ -147,6 +171,8 @@ export async function startVolumes(opts: VolumesOptions): Promise<Volumes> {
       stopped = true;
       clearTimeout(timer);
       await running;
+      // The PVs of claims deleted meanwhile (a test's namespace) do not outlive this part.
+      await pass().catch((err) => log(`last pass: ${describeError(err)}`));
     },
   };
 }

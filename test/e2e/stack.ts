@@ -9,7 +9,7 @@ import { API_VERSION, KIND, LABEL_NEOSET_NAME } from '../../shared/api/names.ts'
 import { createKubeClient, type KubeClient } from '../../shared/k8s/client.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { createTestNamespace, kubeConfig, kubectl, type KubectlResult } from '../cluster/harness.ts';
-import { startKubelet } from '../../dev/kubelet/kubelet.ts';
+import { startKubelet, type KubeletOptions } from '../../dev/kubelet/kubelet.ts';
 import { startPump, type Pump, type Sink } from '../../dev/bridge/pump.ts';
 import { startObserver, type Observer } from './observer.ts';
 import type { LifecycleSink } from '../../shared/events/lifecycle-sink.ts';
@@ -36,6 +36,8 @@ export interface StackOptions {
   sink?: LifecycleSink;
   /** The Prometheus addresses the reconcile instances' canary analyses may query (NEOSET_ANALYSIS_ADDRESSES); default none. */
   analysisAddresses?: AnalysisAddresses;
+  /** The kubelet's storage (dev/kubelet/volumes.ts: claims bound and resized as a CSI driver would); off unless given. */
+  volumes?: KubeletOptions['volumes'];
 }
 
 export interface Stack {
@@ -64,6 +66,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     namespace: ns.name,
     readyDelayMs: opts.readyDelayMs ?? 300,
     startDelayMs: opts.startDelayMs ?? 100,
+    volumes: opts.volumes,
   });
   const logger = opts.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   const startFunctions = (): Pump => {

@@ -10,7 +10,8 @@
 // failure is gone the rollout goes on. And the API server's own resize admission refuses a raise on
 // a class that does not allow expansion: NeoSet reports the refusal (ReplicaFailure, FailedUpdate).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANNOTATION_RESIZE_ERROR, PROVISIONER, startVolumes, type Volumes } from '../../dev/kubelet/volumes.ts';
+import { poll } from '../../dev/cluster/wait.ts';
+import { ANNOTATION_RESIZE_ERROR, PROVISIONER } from '../../dev/kubelet/volumes.ts';
 import type { PersistentVolumeClaim, Pod } from '../../shared/core/objects.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { checkInvariants, type Observation } from '../oracle/index.ts';
@@ -22,7 +23,6 @@ const NAME = 'grow';
 const CLAIMS = [0, 1, 2].map((i) => `data-${NAME}-${i}`);
 
 let stack: Stack;
-let volumes: Volumes;
 let admission: TestAdmission;
 
 type Claim = PersistentVolumeClaim & { spec: { resources: { requests: { storage: string } } }; status?: { phase?: string; capacity?: { storage?: string } } };
@@ -74,8 +74,8 @@ function sampler(storage: string) {
 }
 
 beforeAll(async () => {
-  stack = await startStack({ prefix: 'claim-growth', resyncMs: 500 });
-  volumes = await startVolumes({ kubeConfig: stack.kc, namespace: stack.namespace, resizeDelayMs: 400 });
+  // The kubelet with its storage, as the dev stack starts it (each resize stage 400 ms).
+  stack = await startStack({ prefix: 'claim-growth', resyncMs: 500, volumes: { resizeDelayMs: 400 } });
   // Active once a NeoSet over the replicas quota (our rule, not the schema's) is refused by it.
   const probe = neosetManifest({ name: 'probe', replicas: 1001 });
   admission = await startTestAdmission({
@@ -91,8 +91,17 @@ beforeAll(async () => {
 afterAll(async () => {
   if (stack) await stack.client.request('DELETE', `/apis/storage.k8s.io/v1/storageclasses/rigid-${stack.namespace}`).catch(() => undefined);
   await admission?.stop();
-  await volumes?.stop();
   await stack?.stop();
+  // The PVs went with their claims (volumes.ts reclaims, also on stop): none left on the shared control plane.
+  if (stack) {
+    // (The pv-protection controller lets a Released PV go within a moment.)
+    const left = async () => {
+      const pvs = await stack.client.request<{ items: { metadata: { name: string }; spec: { claimRef?: { namespace?: string } } }[] }>('GET', '/api/v1/persistentvolumes');
+      return pvs.items.filter((pv) => pv.spec.claimRef?.namespace === stack.namespace).map((pv) => pv.metadata.name);
+    };
+    await poll('the PVs gone', async () => ((await left()).length === 0 ? true : undefined), { timeoutMs: 10_000, intervalMs: 100 }).catch(() => undefined);
+    expect(await left()).toEqual([]);
+  }
 });
 
 describe('claims that grow (SPEC §4.12)', () => {
