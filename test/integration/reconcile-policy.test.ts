@@ -207,6 +207,8 @@ describe('what the policy refuses the function accounts', () => {
       const unlabelled = await as(RECONCILE, ns.name, storage('grow-1', '2Gi'));
       expect(unlabelled.stderr).toContain(`${DENIED}NeoSet's functions may only write PersistentVolumeClaims that carry the neoset.neo.io/name label`);
     } finally {
+      // The claims go first, so that the driver's last pass reclaims their PVs.
+      await kubectl(['-n', ns.name, 'delete', 'pvc', 'grow-0', 'grow-1', '--ignore-not-found', '--wait=true']);
       await volumes.stop();
     }
   });
