@@ -6,6 +6,7 @@ import { decide } from '../../shared/core/decide.ts';
 import { handledFromBirth } from '../../shared/handled.ts';
 import { createEventApp } from '../../shared/http/event-app.ts';
 import { sinkFromEnv, type LifecycleSink } from '../../shared/events/lifecycle-sink.ts';
+import { notificationSinkFromEnv, type NotificationSink } from '../../shared/events/notify.ts';
 import { eventAsk, mergeAsks, RECHECK_ASK, recheckDelayMs, type Ask } from '../../shared/events/reconcile-dispatch.ts';
 import { createLogger } from '../../shared/http/logger.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
@@ -42,6 +43,8 @@ export interface ReconcileDeps {
   onCovered?: (covered: EventCoverage) => void;
   /** Where lifecycle state changes go (SPEC §4.10); default $K_SINK when set. */
   sink?: LifecycleSink;
+  /** Where rollout notifications go (SPEC §4.12); default $K_SINK when set. */
+  notify?: NotificationSink;
   /** The Prometheus addresses a canary analysis may query (NEOSET_ANALYSIS_ADDRESSES, SPEC §2.3); default none. */
   analysisAddresses?: AnalysisAddresses;
 }
@@ -52,6 +55,7 @@ export function createApp(deps: ReconcileDeps): Hono {
   // Decisions are on the API server's clock (SPEC §2.3); a node whose own is off says so, at most every 10 minutes.
   const onClockOffset = offsetReporter((offsetSeconds) => log.warn({ offsetSeconds }, "this instance's clock differs from the API server's: deciding on the API server's"));
   const sink = deps.sink ?? sinkFromEnv((err, e) => log.warn({ pod: `${e.namespace}/${e.pod.metadata?.name}`, state: e.state, error: err.message }, 'lifecycle event not delivered to K_SINK'));
+  const notify = deps.notify ?? notificationSinkFromEnv((err, n) => log.warn({ id: n.id, type: n.type, error: err.message }, 'notification not delivered to K_SINK'));
   // One table per app instance (STYLE §6): at most one reconcile per NeoSet at a time, and the events
   // that arrive meanwhile share one follow-up, which does what any of them asked (reconcile-dispatch.ts).
   // A run ends, and the NeoSet's next may start, once its writes have landed; its Events may still be
@@ -61,7 +65,7 @@ export function createApp(deps: ReconcileDeps): Hono {
     merge: mergeAsks,
     run: async (key, { duties, seen }) => {
       const tails: Promise<void>[] = [];
-      const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), { now, onClockOffset, sink, seen, defer: (t) => void tails.push(handledFromBirth(t)), analysisAddresses: deps.analysisAddresses });
+      const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), { now, onClockOffset, sink, notify, seen, defer: (t) => void tails.push(handledFromBirth(t)), analysisAddresses: deps.analysisAddresses });
       // Once per run, not per event: the events a run covers share its re-check too.
       const delayMs = recheckDelayMs(outcome);
       if (delayMs !== null) recheck(key, delayMs);

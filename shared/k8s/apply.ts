@@ -28,6 +28,8 @@ import { eventBatch, recordEvent } from './events.ts';
 import { reportFailure, withoutFailure } from './failures.ts';
 import { ownerOf, type Owner } from './owner.ts';
 import type { LifecycleSink } from '../events/lifecycle-sink.ts';
+import type { NotificationSink } from '../events/notify.ts';
+import { notifications } from '../core/notifications.ts';
 
 export type { Owner } from './owner.ts';
 import { paths } from './paths.ts';
@@ -50,6 +52,8 @@ export interface ApplyOptions {
   now?: () => Date;
   /** Where lifecycle state changes go as CloudEvents (SPEC §4.10: $K_SINK); none: not sent. */
   sink?: LifecycleSink;
+  /** Where rollout notifications go (SPEC §4.12: $K_SINK), once the status that makes them true is written; none: not sent. */
+  notify?: NotificationSink;
   /** Reported as the Event's reportingInstance. */
   instance?: string;
   /**
@@ -108,6 +112,8 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
   };
   let statusWritten = false;
   let flushed: Promise<void> | undefined;
+  // §4.12: what the written status made true, sent by its writer only (a lost race wrote nothing).
+  const notify = () => (statusWritten && opts.notify ? handledFromBirth(opts.notify(notifications(snapshot, plan))) : undefined);
   const current = plan.status ?? neoset.status ?? {};
   let failing: Action | undefined;
   // The order of the writes is the core's (releases, the claim, the rest: actions.ts writeOrder).
@@ -156,11 +162,13 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
       await writeStatus(cleared, 'status');
       statusWritten = true;
     }
-    if (opts.defer) opts.defer(flushed);
-    else await flushed;
+    const sent = notify();
+    const tail = sent ? Promise.all([flushed, sent]).then(() => undefined) : flushed;
+    if (opts.defer) opts.defer(tail);
+    else await tail;
     return { outcome: 'applied', written, statusWritten };
   } catch (err) {
-    await Promise.all([flushed, events.flush()]); // the Events of the writes that were made
+    await Promise.all([flushed, events.flush(), notify()]); // the Events of the writes that were made
     if (!(err instanceof ApiError)) throw err;
     if (!(err instanceof NameTakenError) && (err.isConflict || (err.isNotFound && err.verb !== 'GET'))) {
       // 409: lost a race. 404 on a write: the object was deleted under us. Either way the snapshot

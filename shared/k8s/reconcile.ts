@@ -10,6 +10,7 @@ import type { AnalysisAddresses } from '../core/canary/addresses.ts';
 import { judge } from '../core/canary/progress.ts';
 import { analysisTotal, reconcileDuration, reconcilePhase, reconcileTotal } from '../metrics/registry.ts';
 import type { LifecycleSink } from '../events/lifecycle-sink.ts';
+import type { NotificationSink } from '../events/notify.ts';
 import { applyPlan, writtenBefore } from './apply.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
@@ -77,6 +78,8 @@ export interface ReconcileOptions {
   /** Told the run's clock offset (instance minus server, seconds; null: no `Date` seen) once it is decided. */
   onClockOffset?: (offsetSeconds: number | null) => void;
   sink?: LifecycleSink;
+  /** Rollout notifications (SPEC §4.12), sent after the status write that made them true. */
+  notify?: NotificationSink;
   /** The newest resourceVersion of the Pods in the events this run answers (readSnapshot's `seen`). */
   seen?: string;
   /** Takes the plan's Events in flight instead of awaiting them (ApplyOptions.defer). */
@@ -87,7 +90,7 @@ export interface ReconcileOptions {
 
 /** Reads, decides and applies for one NeoSet. Never throws: the outcome says what happened. */
 export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: Decider, opts: ReconcileOptions = {}): Promise<Outcome> {
-  const { now = () => new Date(), sink, seen, defer, analysisAddresses = [] } = opts;
+  const { now = () => new Date(), sink, notify, seen, defer, analysisAddresses = [] } = opts;
   // Every request of the run goes through the clock, so the snapshot's responses set `now` for the
   // decision and a chained write's response keeps it on the server's clock for what the applier stamps.
   const timing: RunTiming = { started: epochMs(), requests: [] };
@@ -115,7 +118,7 @@ export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: 
         plan = decider({ ...snapshot, analysis: measurement }, at);
       }
       const apply = reconcilePhase.startTimer({ phase: 'apply' });
-      const applied = await applyPlan(clock.client, snapshot, plan, { now: clock.now, sink, defer }).finally(() => apply());
+      const applied = await applyPlan(clock.client, snapshot, plan, { now: clock.now, sink, notify, defer }).finally(() => apply());
       return {
         neoset: id,
         result: applied.outcome === 'applied' ? 'ok' : applied.outcome,

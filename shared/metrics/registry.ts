@@ -64,6 +64,14 @@ export const analysisTotal = new Counter({
   registers: [registry],
 });
 
+/** §4.12: rollout notifications sent to $K_SINK, by CloudEvent type and result (sent, failed). */
+export const notificationsTotal = new Counter({
+  name: 'neoset_notifications_total',
+  help: 'Rollout notifications (io.neo.neoset.rollout.*) sent to K_SINK after the status write that made them true, by type and result: sent, failed (not delivered; logged, never retried).',
+  labelNames: ['type', 'result'] as const,
+  registers: [registry],
+});
+
 /**
  * SPEC §2.3: a promise rejected with no handler is a bug that Node would end the process for; the
  * functions log it and count it here instead (shared/http/unhandled.ts), in the registry every

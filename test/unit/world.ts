@@ -12,6 +12,7 @@ import type { Snapshot } from '../../shared/core/snapshot.ts';
 import { rfc3339 } from '../../shared/core/time.ts';
 import { applyPlan } from '../../shared/k8s/apply.ts';
 import type { LifecycleEvent } from '../../shared/events/lifecycle-sink.ts';
+import type { Notification } from '../../shared/api/notification.ts';
 import { ApiError } from '../../shared/k8s/client.ts';
 import { readSnapshot } from '../../shared/k8s/snapshot-reader.ts';
 import { createMemoryApi, CrashError, type KubeObject, type MemoryApi, type MemoryApiOptions, type Resource } from '../memory-api/index.ts';
@@ -96,6 +97,9 @@ export class World {
   nextId(): string {
     return String(this.#id++);
   }
+
+  /** The rollout notifications the applier sent (§4.12), in order. */
+  notifications: Notification[] = [];
 
   /** The lifecycle CloudEvents the applier sent (§4.10), in order. */
   lifecycleEvents: LifecycleEvent[] = [];
@@ -226,7 +230,7 @@ export class World {
     const plan = decide(snapshot, new Date(this.now), opts.duties);
     if (opts.crashAfter !== undefined) this.api.crashAfterWrites(opts.crashAfter);
     try {
-      const r = await applyPlan(this.api.client, snapshot, plan, { now: () => new Date(this.now), sink: async (e) => void this.lifecycleEvents.push(e) });
+      const r = await applyPlan(this.api.client, snapshot, plan, { now: () => new Date(this.now), sink: async (e) => void this.lifecycleEvents.push(e), notify: async (ns) => void this.notifications.push(...ns) });
       return { plan, written: r.written, conflict: r.outcome === 'conflict', statusWritten: r.statusWritten };
     } catch (err) {
       if (err instanceof CrashError) return { plan, written: [], conflict: false, statusWritten: false };
