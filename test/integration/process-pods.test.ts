@@ -57,7 +57,11 @@ beforeAll(async () => {
     log: (msg) => kubeletLog.push(msg),
     processMode: {
       // A user's entry, as NEOSET_IMAGE_TABLE would add it.
-      imageTable: [{ image: 'neoset.local/echo-server:*', entrypoint: ['{node}', '{checkout}/test/fixtures/process-pods/echo-server.ts'], env: { PORT: '8080' } }],
+      imageTable: [
+        { image: 'neoset.local/echo-server:*', entrypoint: ['{node}', '{checkout}/test/fixtures/process-pods/echo-server.ts'], env: { PORT: '8080' } },
+        // Listens within a fraction of a second (the readiness timing case).
+        { image: 'neoset.local/python-http:*', entrypoint: ['/usr/bin/python3', '-m', 'http.server', '8080'], workingDir: '/tmp' },
+      ],
       backoffMs: 500,
     },
   });
@@ -198,6 +202,21 @@ describe('process-mode kubelet', () => {
     }, { what: 'sim Ready' });
     expect(sim.status?.podIP?.startsWith(`${subnet}.`)).toBe(true);
     expect(netnsList()).not.toContain(sim.metadata!.uid!.replace(/-/g, '').slice(0, 12));
+  });
+
+  it('is Ready about a second after it listens, not a readiness period later (kubelet probes at its first pod sync)', async () => {
+    // periodSeconds 10: the probe at the start fails (nothing listens yet); kubelet's pod sync after
+    // the PLEG relist (1 s) runs it once more, as Knative's adapters rely on (Ready in ~2 s, not 11).
+    const created = Date.now();
+    await core().createNamespacedPod({
+      namespace,
+      body: { metadata: { name: 'quick', namespace }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'http', image: 'neoset.local/python-http:1', readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 10 } }] } },
+    });
+    await waitFor(async () => ready(await readPod('quick')) === 'True', { what: 'quick Ready', timeoutMs: 20_000, intervalMs: 100 });
+    const ms = Date.now() - created;
+    console.log(`[process-pods] a pod listening at once, periodSeconds 10: Ready ${ms} ms after its creation`);
+    expect(ms).toBeLessThan(6000);
+    await core().deleteNamespacedPod({ name: 'quick', namespace, gracePeriodSeconds: 0 });
   });
 
   it('removes the processes and the network namespace of a deleted pod', async () => {
