@@ -1,6 +1,6 @@
 // One pod's in-place update between two observed states (§4.4 steps 1–4, §4.5).
 //
-//   Drain        an image patch (the state becomes Updating, or gets a new startedAt) comes only after
+//   Drain        an image patch (the state becomes Updating, or changes target) comes only after
 //                the pod's InPlaceUpdateReady condition became False for gracePeriodSeconds: the gate
 //                is False and startedAt >= the gate's lastTransitionTime + gracePeriodSeconds (both
 //                metav1.Time, whole seconds: no other slack). While Updating, the gate opens again
@@ -33,7 +33,15 @@ export function inPlaceInvariants(prev: View, now: View, report: Report): void {
 function drain(prev: View, now: View, p: PodFacts, report: Report): void {
   if (p.state?.phase !== 'Updating' || p.terminating) return;
   const before = prev.byUid.get(p.uid);
-  const patched = before !== undefined && (before.state?.phase !== 'Updating' || before.state.startedAt !== p.state.startedAt);
+  // An image patch: the state becomes Updating, or moves to another target, or the pod's images change.
+  // Not a new startedAt alone: a retry (§4.4 step 5, the deadline restarted on a new generation) rewrites
+  // it without patching, also while the gate is open on the restarted containers.
+  const patched =
+    before !== undefined &&
+    (before.state?.phase !== 'Updating' ||
+      before.state.revision !== p.state.revision ||
+      !sameJson(before.state.targetImages, p.state.targetImages) ||
+      !sameJson(imagesOf(before.pod), imagesOf(p.pod)));
   let gate = condition(p.pod, CONDITION_INPLACE_READY);
   if (gate?.status === 'True') {
     const change = stateChange(p.state);
@@ -104,6 +112,8 @@ function imagesChanged(before: Pod, after: Pod): Change {
   }
   return change;
 }
+
+const imagesOf = (pod: Pod) => pod.spec.containers.map((c) => c.image);
 
 const stateChange = (state: InPlaceState): Change => ({ targets: state.targetImages, previousImageIDs: state.previousImageIDs, previousContainerIDs: state.previousContainerIDs });
 

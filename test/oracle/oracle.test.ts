@@ -380,6 +380,24 @@ describe('oracle: one pod\'s in-place update', () => {
     expect(found(w, opened)).toEqual([]);
   });
 
+  it('Drain: a retry that restarts the deadline (a new startedAt, same target) with the gate open on the restart is no image patch', async () => {
+    const w = await patched();
+    w.kubeletSync('web-3'); // restarted on v2, not ready
+    setCondition(w.pod(3)!, CONDITION_INPLACE_READY, 'True', w.now);
+    const previous = w.observation();
+    const pod = w.pod(3)!;
+    const state = JSON.parse(pod.metadata.annotations![ANNOTATION_INPLACE_STATE]);
+    w.now += 30_000;
+    pod.metadata.annotations![ANNOTATION_INPLACE_STATE] = JSON.stringify({ ...state, startedAt: at(w.now) });
+    expect(found(w, previous)).toEqual([]);
+    // Another target under the open gate is a patch while the pod is in the endpoints.
+    const retarget = w.observation();
+    const again = w.pod(3)!; // (w.pod: an observation reads the pods anew)
+    again.metadata.annotations![ANNOTATION_INPLACE_STATE] = JSON.stringify({ ...state, targetImages: { app: 'nginx:v3' }, startedAt: at(w.now) });
+    again.spec.containers[0].image = 'nginx:v3';
+    expect(found(w, retarget)).toEqual(['Drain']);
+  });
+
   it('MaxUnavailable: a pod whose gate opened on its restart holds its budget slot until its state is gone — probe passed or not', async () => {
     const w = await patched({ updateStrategy: { maxUnavailable: 1 } });
     w.kubeletSync('web-3'); // restarted on v2, not ready

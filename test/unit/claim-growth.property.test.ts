@@ -104,15 +104,8 @@ async function step(w: World, c: Command, state: WorldObservation): Promise<void
   }
 }
 
-/**
- * A false report of test/oracle/in-place-steps.ts, not of the claims: it takes a restarted deadline
- * (restartDeadline rewrites startedAt, §4.4 step 5) for a new image patch, and since the gate reopens
- * while Updating (faab48a) that patch is seen "while InPlaceUpdateReady is True". Left to that file.
- */
-const KNOWN_FALSE = (v: { invariant: string; message: string }) => v.invariant === 'Drain' && v.message.startsWith('images patched while InPlaceUpdateReady is True');
-
 function assertInvariants(w: World, previous: Observation, current: Observation, trail: string[]): void {
-  const violations = checkInvariants({ ...current, previous }).filter((v) => !KNOWN_FALSE(v));
+  const violations = checkInvariants({ ...current, previous });
   if (violations.length > 0) {
     const claims = [...w.pvcs.values()].map((p) => `${p.metadata.name} ${storageOf(p.spec)}/${(p.status as { capacity?: { storage?: string } } | undefined)?.capacity?.storage ?? '-'}`);
     throw new Error(`${JSON.stringify(violations, null, 1)}\nafter: ${trail.slice(-12).join(' | ')}\npods: ${describePods(w)}\nclaims: ${claims.join(', ')}`);
