@@ -19,7 +19,7 @@
 //                   statefulset-controller's requests (bench/lib/api-metrics.ts tells them apart by
 //                   FlowSchema), and every client's (apiserver_request_total, kubelet included)
 //   CPU per pod     utime+stime from /proc/<pid>/stat, sampled before and after each side's rollout
-//                   (bench/lib/cpu.ts), over N: the functions (NeoSet) or statefulset-controller's
+//                   (bench/lib/cpu.ts), over N: the functions (together and each) and statefulset-controller's
 //                   kube-controller-manager (native), kube-apiserver, etcd, the kubelets, and this
 //                   process (the event bridge — the Broker's part — and the benchmark's watches)
 //   step breakdown  NeoSet, p50 per segment: pod Ready → readiness's finish → reconcile's event →
@@ -66,7 +66,7 @@ interface Side {
   /** CPU ms per pod updated, by party. */
   cpu: Map<string, number>;
   /** NeoSet: p50 ms per segment of a step. */
-  breakdown?: { p50: Record<string, number>; steps: number; reads: Record<string, number> };
+  breakdown?: { p50: Record<string, number>; total: number; steps: number; reads: Record<string, number> };
   /** Requests reconcile and readiness counted themselves (neoset_api_requests_total), NeoSet side only. */
   selfCounted?: number;
   step: { p50: number; p90: number };
@@ -350,11 +350,11 @@ const cpuCells = (v: Values, side: 'neoset' | 'native'): string[] => [side === '
 function breakdownValues(r: Row): Values {
   const b = r.neoset.breakdown;
   const p50 = SEGMENTS.map((s) => b?.p50[s] ?? NaN);
-  return { steps: b?.steps ?? 0, ...Object.fromEntries(SEGMENTS.map((s, i) => [s, p50[i]])), sum: p50.reduce((a, x) => a + x, 0) };
+  return { steps: b?.steps ?? 0, ...Object.fromEntries(SEGMENTS.map((s, i) => [s, p50[i]])), total: b?.total ?? NaN };
 }
 
-const BREAKDOWN_HEADER = ['N', 'run', 'steps', ...SEGMENTS, 'sum'];
-const breakdownCells = (v: Values): string[] => [fixed(v.steps, 0), ...SEGMENTS.map((s) => fixed(v[s], 1)), fixed(v.sum, 1)];
+const BREAKDOWN_HEADER = ['N', 'run', 'steps', ...SEGMENTS, 'ready→drain'];
+const breakdownCells = (v: Values): string[] => [fixed(v.steps, 0), ...SEGMENTS.map((s) => fixed(v[s], 1)), fixed(v.total, 1)];
 
 /** Each N's rows, then (several runs) their median: the rows of one table. */
 function tableRows(rows: Row[], values: (r: Row) => Values, cells: (v: Values) => string[]): string[][] {
@@ -460,7 +460,7 @@ async function main(): Promise<void> {
   const cpuRows = (side: 'neoset' | 'native') => tableRows(rows, cpuValues, (v) => cpuCells(v, side));
   console.log(table(CPU_HEADER, [...cpuRows('neoset'), ...cpuRows('native')]));
   console.log('functions = reconcile + readiness + admission (each also on its own); statefulset-controller = its kube-controller-manager; bridge+bench = this process (the event bridge, the Broker\'s part, and the benchmark\'s watches).');
-  console.log('\nNeoSet step breakdown, p50 ms per segment (pod Ready seen → readiness\'s finish seen → reconcile\'s event arrived → its run started → reads done → decided → claim written → drain written)');
+  console.log('\nNeoSet step breakdown, p50 ms per segment (pod Ready seen → readiness\'s finish seen → reconcile\'s event arrived → its run started → reads done → decided → claim written → drain written; ready→drain: the p50 of each step\'s whole, as medians do not add up)');
   console.log(table(BREAKDOWN_HEADER, tableRows(rows, breakdownValues, breakdownCells)));
 }
 

@@ -44,8 +44,9 @@ describe('step breakdown', () => {
     writeFileSync(log, ['not json', line(990), line(1020), JSON.stringify({ msg: 'event', arrived: 5, neosets: [{ neoset: 'ns/other', timing }] })].join('\n'));
     const runs = runsFromLog(log, 'ns', 'app');
     expect(runs).toHaveLength(1);
-    const { p50, steps } = stepBreakdown({ runs, namespace: 'ns', written: ['app-1', 'app-0'], readies: [['app-1', 950]], finishes: new Map([['app-1', 1010]]), k: 1 });
+    const { p50, total, steps } = stepBreakdown({ runs, namespace: 'ns', written: ['app-1', 'app-0'], readies: [['app-1', 950]], finishes: new Map([['app-1', 1010]]), k: 1 });
     expect(steps).toBe(1);
+    expect(total).toBe(140);
     expect(p50).toEqual({ 'ready→finish': 60, 'finish→event': 10, 'event→run': 10, 'run→read': 20, 'read→decide': 2, 'decide→claim': 18, 'claim→drain': 20 });
   });
 
