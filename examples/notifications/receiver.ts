@@ -13,37 +13,10 @@ import { serve } from '@hono/node-server';
 import { HTTP } from 'cloudevents';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { NOTIFICATION_TYPE_PREFIX, NotificationData, NotificationKind, type NotificationData as Data } from '../../shared/api/notification.ts';
+import { NOTIFICATION_TYPE_PREFIX, NotificationData, NotificationKind, notificationText, type NotificationData as Data } from '../../shared/api/notification.ts';
 
 const MAX_BODY = 64 * 1024;
 const MAX_IDS = 10_000;
-
-/** The chat line for a notification: the NeoSet's name first, then what happened. */
-export function messageOf(kind: NotificationKind, d: Data): string {
-  const to = d.images.update ?? d.updateRevision?.name ?? '?';
-  const progress = `${d.counts.updated}/${d.counts.replicas}`;
-  const why = d.reason ? `: ${d.reason}${d.message ? ` (${d.message})` : ''}` : '';
-  const name = d.neoset.name;
-  switch (kind) {
-    case 'started':
-      return `${name}: rollout to ${to} started (from ${d.images.current ?? '?'})`;
-    case 'step':
-      return `${name}: rollout to ${to} reached canary step ${Math.min(d.step!.index + 1, d.step!.total)}/${d.step!.total}${d.step!.index >= d.step!.total ? ', all done' : ''} (${progress})`;
-    case 'paused':
-    case 'resumed':
-    case 'promoted':
-      return `${name}: rollout to ${to} ${kind} (${progress})`;
-    case 'completed':
-      return `${name}: rollout to ${to} completed (${progress})`;
-    case 'failed':
-    case 'aborted':
-      return `${name}: rollout to ${to} ${kind}${why}`;
-    case 'rolledback':
-      return `${name}: rolled back to ${to} (revision ${d.updateRevision?.number ?? '?'})`;
-    case 'scaled':
-      return `${name}: scaled to ${d.counts.replicas} (${d.counts.ready}/${d.counts.replicas} ready)`;
-  }
-}
 
 export interface ReceiverOptions {
   webhookUrl: string;
@@ -79,7 +52,7 @@ export function createReceiver(opts: ReceiverOptions): Hono {
     // A redelivery while the first is being posted waits for it rather than posting again.
     let sending = inFlight.get(id);
     if (!sending) {
-      const text = messageOf(kind, data);
+      const text = notificationText(kind, data);
       sending = post(opts.webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text }), signal: AbortSignal.timeout(5000) })
         .then(async (res) => {
           await res.body?.cancel();

@@ -43,3 +43,33 @@ export interface Notification {
   subject: string;
   data: NotificationData;
 }
+
+/**
+ * The one line that tells a notification: the NeoSet's name first, then what happened — the chat
+ * message of examples/notifications/receiver.ts, the message of the Event the applier mirrors it as.
+ */
+export function notificationText(kind: NotificationKind, d: NotificationData): string {
+  const to = d.images.update ?? d.updateRevision?.name ?? '?';
+  const progress = `${d.counts.updated}/${d.counts.replicas}`;
+  const why = d.reason ? `: ${d.reason}${d.message ? ` (${d.message})` : ''}` : '';
+  const name = d.neoset.name;
+  switch (kind) {
+    case 'started':
+      return `${name}: rollout to ${to} started (from ${d.images.current ?? '?'})`;
+    case 'step':
+      return `${name}: rollout to ${to} reached canary step ${Math.min(d.step!.index + 1, d.step!.total)}/${d.step!.total}${d.step!.index >= d.step!.total ? ', all done' : ''} (${progress})`;
+    case 'paused':
+    case 'resumed':
+    case 'promoted':
+      return `${name}: rollout to ${to} ${kind} (${progress})`;
+    case 'completed':
+      return `${name}: rollout to ${to} completed (${progress})`;
+    case 'failed':
+    case 'aborted':
+      return `${name}: rollout to ${to} ${kind}${why}`;
+    case 'rolledback':
+      return `${name}: rolled back to ${to} (revision ${d.updateRevision?.number ?? '?'})`;
+    case 'scaled':
+      return `${name}: scaled to ${d.counts.replicas} (${d.counts.ready}/${d.counts.replicas} ready)`;
+  }
+}

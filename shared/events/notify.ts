@@ -5,7 +5,8 @@
 // Not retried and not remembered (STYLE §6): an instance killed between the status write and the send
 // loses that notification — the status and the NeoSet's Events still tell it.
 import { CloudEvent, HTTP } from 'cloudevents';
-import type { Notification } from '../api/notification.ts';
+import { notificationText, type Notification } from '../api/notification.ts';
+import type { EventSpec } from '../core/plan.ts';
 import { notificationsTotal } from '../metrics/registry.ts';
 
 export type NotificationSink = (notifications: Notification[]) => Promise<void>;
@@ -33,6 +34,17 @@ export function notificationSink(url: string, onError: (err: Error, n: Notificat
       }
     }
   };
+}
+
+/**
+ * The Kubernetes Event a notification is mirrored as on the NeoSet (shared/k8s/apply.ts records it
+ * under the notification's id): what was sent is readable from the cluster — kubectl describe, the
+ * dashboard's Events — with or without a K_SINK. The reason is the CloudEvent type, so that it is told
+ * apart from the Events of the writes (RolloutCompleted, CanaryStep, RollbackDetected tell the same story
+ * from the actions' side).
+ */
+export function notificationEvent(n: Notification): EventSpec {
+  return { type: n.kind === 'failed' || n.kind === 'aborted' ? 'Warning' : 'Normal', reason: n.type, message: notificationText(n.kind, n.data) };
 }
 
 /** $K_SINK's notification sink, or none when it is not set. */

@@ -28,7 +28,7 @@ import { eventBatch, recordEvent } from './events.ts';
 import { reportFailure, withoutFailure } from './failures.ts';
 import { ownerOf, type Owner } from './owner.ts';
 import type { LifecycleSink } from '../events/lifecycle-sink.ts';
-import type { NotificationSink } from '../events/notify.ts';
+import { notificationEvent, type NotificationSink } from '../events/notify.ts';
 import { notifications } from '../core/notifications.ts';
 
 export type { Owner } from './owner.ts';
@@ -112,8 +112,13 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
   };
   let statusWritten = false;
   let flushed: Promise<void> | undefined;
-  // §4.12: what the written status made true, sent by its writer only (a lost race wrote nothing).
-  const notify = () => (statusWritten && opts.notify ? handledFromBirth(opts.notify(notifications(snapshot, plan))) : undefined);
+  // §4.12: what the written status made true, told by its writer only (a lost race wrote nothing):
+  // sent to K_SINK, and mirrored as Events (keyed by the id: once) that kubectl describe and the dashboard show.
+  const notify = () => {
+    const told = statusWritten ? notifications(snapshot, plan) : [];
+    if (told.length === 0) return undefined;
+    return handledFromBirth(Promise.all([opts.notify?.(told), ...told.map((n) => event(n.id, notificationEvent(n)).catch(() => undefined))]));
+  };
   const current = plan.status ?? neoset.status ?? {};
   let failing: Action | undefined;
   // The order of the writes is the core's (releases, the claim, the rest: actions.ts writeOrder).

@@ -72,6 +72,9 @@ describe('rollout notifications (§4.12)', () => {
       phase: 'Completed',
     });
     expect(w.notifications[0].data).toMatchObject({ images: { current: 'mysql:8.0', update: 'mysql:8.4' }, updateRevision: { number: 2 }, currentRevision: { number: 1 } });
+    // Mirrored as Events on the NeoSet, once per id (the dashboard and kubectl describe show them).
+    const mirrored = w.eventReasons().filter((r) => r.startsWith('io.neo.neoset.rollout.'));
+    expect(mirrored).toEqual(w.notifications.map((n) => n.type));
   });
 
   it('a failed rollout (bad image, short timeout) → undo: started, failed with the reason, rolledback, completed', async () => {
@@ -170,5 +173,28 @@ describe('the sender (shared/events/notify.ts)', () => {
     expect(errors[0]).toBe('http://sink answered 503');
     expect(errors[1]).toBe('timed out');
     expect((await metric('failed')) - before).toBe(3);
+  });
+});
+
+describe('the dashboard shows them (bin/neoset/dashboard/view.ts)', () => {
+  it('a notification mirrored as an Event of the NeoSet is marked with its kind among the Events', async () => {
+    const { detail } = await import('../../bin/neoset/dashboard/view.ts');
+    const { neoset } = await import('./plugin-fixtures.ts');
+    const n = neoset({ status: { phase: 'Completed', currentRevision: 'mysql-rev1', updateRevision: 'mysql-rev1', replicas: 5, readyReplicas: 5, updatedReplicas: 5 } });
+    const at = (reason: string, time: string, type = 'Normal') => ({
+      metadata: { name: reason, namespace: n.metadata.namespace },
+      involvedObject: { kind: 'NeoSet', name: n.metadata.name, namespace: n.metadata.namespace },
+      type,
+      reason,
+      message: `${reason} message`,
+      lastTimestamp: time,
+    });
+    const events = [at('io.neo.neoset.rollout.completed', '2025-01-02T00:00:03Z'), at('RolloutCompleted', '2025-01-02T00:00:02Z'), at('io.neo.neoset.rollout.failed', '2025-01-02T00:00:01Z', 'Warning')];
+    const d = detail({ neosets: [n], pods: [], revisions: [], events }, n.metadata.namespace!, n.metadata.name)!;
+    expect(d.events.map((e) => [e.reason, e.notification])).toEqual([
+      ['io.neo.neoset.rollout.completed', 'completed'],
+      ['RolloutCompleted', undefined],
+      ['io.neo.neoset.rollout.failed', 'failed'],
+    ]);
   });
 });

@@ -1,5 +1,6 @@
 // What the page shows, computed from the watched objects: a pure function of the store's contents,
 // so the page is dumb (it draws) and every rule about what a pod's state means is tested here.
+import { NOTIFICATION_TYPE_PREFIX } from '../../../shared/api/notification.ts';
 import { ANNOTATION_CHANGE_CAUSE, ANNOTATION_INPLACE_STATE, LABEL_LIFECYCLE_STATE, LABEL_REVISION_HASH } from '../../../shared/api/names.ts';
 import type { NeoSet, PodTemplateSpec } from '../../../shared/api/neoset.ts';
 import { canaryPosition } from '../../../shared/core/canary/position.ts';
@@ -68,6 +69,8 @@ export interface EventView {
   object: string;
   message: string;
   count: number;
+  /** §4.12: a rollout notification mirrored as an Event (reason io.neo.neoset.rollout.<kind>): its kind. */
+  notification?: string;
 }
 
 export interface NeoSetDetail extends NeoSetSummary {
@@ -225,5 +228,6 @@ function eventsOf(events: EventObject[], n: NeoSetObject): EventView[] {
       object: `${e.involvedObject?.kind?.toLowerCase()}/${e.involvedObject?.name}`,
       message: e.message ?? '',
       count: e.count ?? 1,
+      ...(e.reason?.startsWith(NOTIFICATION_TYPE_PREFIX) ? { notification: e.reason.slice(NOTIFICATION_TYPE_PREFIX.length) } : {}),
     }));
 }

@@ -79,7 +79,8 @@ export function renderDetail(d) {
   );
   fill(
     document.querySelector('#events tbody'),
-    d.events.map((e) => h('tr', { class: e.type === 'Warning' ? 'warning' : undefined }, h('td', {}, time(e.time)), h('td', {}, e.type), h('td', {}, e.reason), h('td', {}, e.object), h('td', {}, e.count > 1 ? `${e.message} (×${e.count})` : e.message))),
+    // A rollout notification (§4.12, mirrored as an Event) is marked as one: its kind, "notified".
+    d.events.map((e) => h('tr', { class: [e.type === 'Warning' ? 'warning' : '', e.notification ? 'notification' : ''].join(' ').trim() || undefined }, h('td', {}, time(e.time)), h('td', {}, e.type), h('td', {}, e.notification ? `notified: ${e.notification}` : e.reason), h('td', {}, e.object), h('td', {}, e.count > 1 ? `${e.message} (×${e.count})` : e.message))),
   );
 }
 
