@@ -1,7 +1,7 @@
 // §4.12 property: over random rollouts (images, rollbacks, pause, partition, canary commands, scale,
 // crashes part-way through a plan, a kubelet that crashloops a bad image, time), every decision's
 // status write yields at most one notification per kind; replaying the same transition yields the
-// same ids; a decision whose status write did not land sends nothing; after deduplication by id, a
+// same ids; a decision whose status write did not land sends nothing; no id is sent twice; a
 // revision (name and number) starts, rolls back and completes at most once; every data parses.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -82,6 +82,10 @@ describe('rollout notifications, property (§4.12)', () => {
               break;
           }
         }
+        // One decider at a time here: an occurrence is sent once, by the write that made it true (a
+        // later write that still shows it sends nothing again).
+        const ids = w.notifications.map((n) => n.id);
+        expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
         const seen = new Map<string, string>();
         for (const n of w.notifications) if (!seen.has(n.id)) seen.set(n.id, n.kind);
         for (const kind of ['started', 'rolledback', 'completed']) {
