@@ -20,7 +20,8 @@
 //
 // Stopping (Ctrl-C): the container processes run in process groups of their own (a terminal's SIGINT
 // does not reach them), so the kubelet's stop is what ends them, deletes their network namespaces and
-// veths and its bridge; kube-proxy's nftables tables and the service network's interface go after.
+// veths and its bridge; kube-proxy's nftables tables and the service network's interface go with the
+// proxy's and the control plane's stops, all at once; sweepNow() at exit takes what they left.
 
 import { appendFileSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -31,7 +32,7 @@ import { installKnativeEventing, KNATIVE_CONTROLLERS, KNATIVE_EVENTING_VERSION, 
 import { deployNeoSetOnKnative, neosetOnKnativeImageTable, prepareNeoSetOnKnative } from './cluster/neoset-on-knative.ts';
 import { sweepNow } from './cluster/service-network.ts';
 import { startServices } from './cluster/services.ts';
-import { PROCESS_GRACE_MS, stopInOrder, type Part } from './cluster/shutdown.ts';
+import { PROCESS_GRACE_MS, stopAtOnce, type Part } from './cluster/shutdown.ts';
 import { startKubelet } from './kubelet/kubelet.ts';
 import { STATE_ROOT } from './kubelet/process/network.ts';
 import { followFile, formatLogLine } from './log-view.ts';
@@ -121,11 +122,12 @@ export function startKnativeDevStack(opts: KnativeDevStackOptions): KnativeDevSt
   const { dir, log } = opts;
   const logsDir = join(dir, 'logs');
   const kubeconfigPath = join(dir, 'kubeconfig');
-  // Last started, first stopped. A part that comes up while the stack is stopping is stopped at once.
+  // Stopped all at once (nothing here needs another part while it stops; see stopAtOnce). A part
+  // that comes up while the stack is stopping is stopped right away.
   const parts: Part[] = [];
   let stopping: Promise<void> | undefined;
-  const add = (part: Part) => (stopping ? void stopInOrder([part], log) : parts.push(part));
-  const stop = () => (stopping ??= stopInOrder(parts.splice(0).reverse(), log));
+  const add = (part: Part) => (stopping ? void stopAtOnce([part], log) : parts.push(part));
+  const stop = () => (stopping ??= stopAtOnce(parts.splice(0), log));
   let reportFailure: (why: string) => void = () => {};
   const failed = new Promise<string>((resolve) => (reportFailure = resolve));
 

@@ -96,12 +96,17 @@ export async function startServices(cp: ControlPlane, opts: ServicesOptions): Pr
   log(`started kube-proxy (pid ${kubeProxy.pid}, nftables), log ${logPath}`);
   const manifests = corednsManifests();
 
+  // kube-proxy's nftables mode keeps its rules in its two tables, deleted by name: for the dev
+  // stack's Ctrl-C, where starting `kube-proxy --cleanup` (a Go program) costs a second under load.
   const stopProxy = async () => {
     await kubeProxy.stop(PROCESS_GRACE_MS);
-    // `kube-proxy --cleanup` also tries the iptables and ipvs modes' rules (which need iptables and
-    // ipvsadm); ours are its two nftables tables, deleted by name. Nothing else of the host's is touched.
-    // Asynchronous and bounded: it runs inside the dev stack's bounded stop, beside other parts.
-    await execute(binary, ['--cleanup', '--proxy-mode=nftables'], { timeoutMs: 3000 });
+    await deleteKubeProxyTables();
+  };
+  // `kube-proxy --cleanup` also tries the iptables and ipvs modes' rules (which need iptables and
+  // ipvsadm); ours are its two nftables tables, deleted by name. Nothing else of the host's is touched.
+  const stopProxyAndCleanUp = async () => {
+    await kubeProxy.stop(PROCESS_GRACE_MS);
+    await execute(binary, ['--cleanup', '--proxy-mode=nftables'], { timeoutMs: 10_000 });
     await deleteKubeProxyTables();
   };
   const stop = async () => {
@@ -110,7 +115,7 @@ export async function startServices(cp: ControlPlane, opts: ServicesOptions): Pr
       stdio: ['pipe', 'ignore', 'ignore'],
       timeout: 10_000,
     });
-    await stopProxy();
+    await stopProxyAndCleanUp();
     log('kube-proxy stopped, its nftables tables deleted, CoreDNS removed');
   };
 
