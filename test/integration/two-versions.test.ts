@@ -168,7 +168,8 @@ describe.skipIf(!available)(`two versions deciding together: ${PREVIOUS_RELEASE.
   it('a NeoSet with a claim template, settled: both versions write nothing either (6 s)', async () => {
     // A status field only one version writes is rewritten by each after the other: a status write
     // every tick by each, and a user's conditional status write (rollout promote) loses the race.
-    // Since 952e65a (issue 23 §3) conditions[ClaimsResized] is one: v0.2 keeps only its own conditions.
+    // conditions[ClaimsResized] (issue 23 §3) was one until it was written only from the first claim
+    // short of its request on (v0.2 keeps only its own conditions).
     const volumeClaimTemplates = [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }];
     await applyNeoSet(stack, neosetManifest({ name: 'claims', replicas: 2, image: 'mysql:8.0', spec: { volumeClaimTemplates } }));
     await untilStatus(stack, 'claims', '2 ready', completedOrIdle('mysql:8.0', 2));
@@ -206,5 +207,12 @@ describe.skipIf(!available)(`two versions deciding together: ${PREVIOUS_RELEASE.
 /** Every pod Ready on `image` and nothing rolling (Idle before any rollout, Completed after one). */
 function completedOrIdle(image: string, replicas: number) {
   return (n: NeoSetObject, pods: { metadata: { name: string } }[]) =>
-    (n.status?.phase === 'Completed' || n.status?.phase === 'Idle') && n.status?.readyReplicas === replicas && n.status?.currentImage === image && pods.length === replicas && n.status?.observedGeneration === n.metadata.generation;
+    (n.status?.phase === 'Completed' || n.status?.phase === 'Idle') &&
+    n.status?.readyReplicas === replicas &&
+    n.status?.currentImage === image &&
+    pods.length === replicas &&
+    n.status?.observedGeneration === n.metadata.generation &&
+    // Settled: the pods counted available too (the Available condition follows readyReplicas by a write).
+    n.status?.availableReplicas === replicas &&
+    n.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true;
 }

@@ -31,9 +31,10 @@ const DIR = join(import.meta.dirname, '..', 'fixtures', 'compat', 'v0.2');
  * adds it — each costs one status write per NeoSet on upgrade, and while v0.2 still decides beside
  * this release (it rewrites the status without it: its conditions are its own four types and
  * ReplicaFailure), a write every time one follows the other.
- *  - conditions[ClaimsResized] (issue 23 §3, 952e65a): on every NeoSet with volumeClaimTemplates.
+ * None: ClaimsResized (issue 23 §3) appears only once a claim is short of its request — never on a
+ * state v0.2 left, whose claim templates cannot have changed (claims-condition.ts).
  */
-const NEW_STATUS_FIELDS: string[] = ['conditions[ClaimsResized]'];
+const NEW_STATUS_FIELDS: string[] = [];
 
 const fixtures = readdirSync(DIR)
   .filter((f) => f.endsWith('.json'))

@@ -2,7 +2,7 @@
 import type { Rollout } from '../target.ts';
 import type { NeoSetStatus } from '../../api/neoset.ts';
 import { isAvailable } from '../pods/availability.ts';
-import { claimsCondition } from './claims-condition.ts';
+import { CONDITION_CLAIMS_RESIZED, claimsCondition } from './claims-condition.ts';
 import { neosetConditions } from './conditions.ts';
 import type { ClaimGrowth } from '../update/claim-growth.ts';
 import type { UpdateClaim } from '../observed.ts';
@@ -74,7 +74,7 @@ export function computeStatus(
         canaryWaiting: o.canary.waiting,
         phase,
         failure,
-        claims: claimsCondition(growth),
+        claims: claimsCondition(growth, o.neoset.status?.conditions?.some((c) => c.type === CONDITION_CLAIMS_RESIZED) ?? false),
       },
       o.neoset.status?.conditions,
     ),
