@@ -23,6 +23,25 @@ describe('templateChange: can a pod move in place?', () => {
     expect(templateChange(base, to)).toEqual({ inPlace: true, differences: [] });
   });
 
+  it('a default spelled out on one side only is the same pod (SPEC §4.2 canonical form): an image change with it is in place', () => {
+    const to = edit((t) => {
+      t.spec.containers[0].image = 'nginx:v2';
+      Object.assign(t.spec.containers[0], { terminationMessagePath: '/dev/termination-log', readinessProbe: { httpGet: { path: '/', port: 80, scheme: 'HTTP' }, periodSeconds: 10 } });
+      Object.assign(t.spec, { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst' });
+    });
+    const from = edit((t) => Object.assign(t.spec.containers[0], { readinessProbe: { httpGet: { port: 80 } } }));
+    expect(templateChange(from, to)).toEqual({ inPlace: true, differences: [] });
+    // A non-default value is a change as before.
+    const other = edit((t) => Object.assign(t.spec, { restartPolicy: 'Never' }));
+    expect(templateChange(base, other)).toEqual({ inPlace: false, differences: ['spec.restartPolicy'] });
+  });
+
+  it('a pull policy written alike on both sides stays the pod\'s when the new tag defaults another (nginx:v1 -> nginx:latest)', () => {
+    const from = edit((t) => Object.assign(t.spec.containers[0], { imagePullPolicy: 'IfNotPresent' }));
+    const to = edit((t) => Object.assign(t.spec.containers[0], { image: 'nginx:latest', imagePullPolicy: 'IfNotPresent' }));
+    expect(templateChange(from, to)).toEqual({ inPlace: true, differences: [] });
+  });
+
   it('anything else needs a new pod, and says what differs', () => {
     const to = edit((t) => {
       t.spec.containers[0].env = [{ name: 'A', value: '1' }];

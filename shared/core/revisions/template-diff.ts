@@ -12,6 +12,7 @@ import type { PodTemplateSpec } from '../../api/neoset.ts';
 import { fieldPath, type PathSegment } from '../field-path.ts';
 import { isPlainObject, sameJson, type JsonObject } from '../json.ts';
 import { qosClass, resizeBlockers, resourcesOf } from '../resize/resources.ts';
+import { canonicalTemplate } from './semantic.ts';
 
 export interface TemplateChange {
   /** Nothing differs beyond container images, containers' cpu/memory, and template labels/annotations. */
@@ -80,6 +81,16 @@ const asObject = (value: unknown): JsonObject => (isPlainObject(value) ? value :
  * labels/annotations only.
  */
 export function inPlaceChangeBlockers(oldTemplate: PodTemplateLike, newTemplate: PodTemplateLike): string[] {
+  const raw = blockers(oldTemplate, newTemplate);
+  if (raw.length === 0) return raw;
+  // A field is a blocker only when it differs as written and in the canonical form (§4.2, semantic.ts):
+  // a default spelled out on one side only (terminationMessagePath, probe periods…) is the same pod;
+  // and a pull policy written alike on both sides is the pod's whatever the image's tag now defaults to.
+  const canonical = new Set(blockers(canonicalTemplate(oldTemplate) as PodTemplateLike, canonicalTemplate(newTemplate) as PodTemplateLike));
+  return raw.filter((path) => canonical.has(path));
+}
+
+function blockers(oldTemplate: PodTemplateLike, newTemplate: PodTemplateLike): string[] {
   const oldSpec = asObject(oldTemplate.spec);
   const newSpec = asObject(newTemplate.spec);
   return [
