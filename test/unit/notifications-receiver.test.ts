@@ -72,3 +72,19 @@ describe('examples/notifications/receiver.ts', () => {
     expect(hook.posted).toEqual([]);
   });
 });
+
+describe("npm run dev's K_SINK (dev/hook-receiver.ts)", () => {
+  it('prints a notification as its one line and does not hand it to the hook owner', async () => {
+    const { startHookReceiver } = await import('../../dev/hook-receiver.ts');
+    const lines: string[] = [];
+    // A hook owner that is not there: a notification handed on would log 'not taken'.
+    const r = await startHookReceiver({ port: 0, forwardTo: 'http://127.0.0.1:9/', log: (l) => void lines.push(l) });
+    try {
+      const res = await fetch(r.url, request(completed));
+      expect(res.status).toBe(202);
+      expect(lines).toEqual([`notification: db: rollout to mysql:8.4 completed (5/5) (id ${completed.id})`]);
+    } finally {
+      await r.stop();
+    }
+  });
+});
