@@ -11,7 +11,7 @@ import type { Duties } from '../core/decide.ts';
 import { neosetEventCanSkip, podEventCanSkip } from '../core/event-relevance.ts';
 import type { Pod } from '../core/objects.ts';
 import type { Outcome } from '../k8s/reconcile.ts';
-import { comparableVersionOf, newest } from '../k8s/resource-version.ts';
+import { isComparable, newest } from '../k8s/resource-version.ts';
 import type { ParsedEvent } from './target.ts';
 
 /** A short requeueAfter is served by a bounded in-process re-check; longer ones by the resync tick. */
@@ -38,7 +38,7 @@ export type EventAsk = { skipped: string } | { ask: Ask };
 export function eventAsk(event: ParsedEvent): EventAsk {
   const skipped = skipReason(event);
   if (skipped !== null) return { skipped };
-  return { ask: event.target.kind === 'pod' ? { duties: 'reconcile', seen: comparableVersionOf(event.object) } : RECHECK_ASK };
+  return { ask: event.target.kind === 'pod' ? { duties: 'reconcile', seen: resourceVersionOf(event.object) } : RECHECK_ASK };
 }
 
 /** The ask of one run that covers two events. */
@@ -58,4 +58,14 @@ function skipReason(event: ParsedEvent): string | null {
   if (event.target.kind === 'pod') return podEventCanSkip(event.object as Pod);
   if (event.target.kind === 'neoset') return neosetEventCanSkip(event.object as NeoSet);
   return null;
+}
+
+/**
+ * The event's Pod's resourceVersion, when it is a comparable one (a replayed or hand-written event may
+ * carry anything). The reader compares its pod list with it and never asks the API server for it: a
+ * forged 999999999999 costs one consistent list, not a 3 s wait (snapshot-reader.ts).
+ */
+function resourceVersionOf(object: unknown): string | undefined {
+  const version = (object as Pod | null)?.metadata?.resourceVersion;
+  return typeof version === 'string' && isComparable(version) ? version : undefined;
 }

@@ -16,7 +16,6 @@ import { reconcileDuration, reconcileTotal } from '../metrics/registry.ts';
 import { applyPodWrites, writtenBefore } from './apply.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
-import { comparableVersionOf, isNewer } from './resource-version.ts';
 import type { Outcome } from './reconcile.ts';
 import { serverClock, systemClock } from './server-clock.ts';
 
@@ -44,31 +43,6 @@ function hinted(object: unknown, nowMs: number): Duties | 'read' {
 }
 
 /**
- * The pod as the API server has it, at least as new as the event's (`seen`). From the watch cache at
- * once (resourceVersion 0) when that copy is not older than `seen` — one API server's cache already
- * holds every version it has sent in an event — else, or without a `seen`, a quorum read from etcd,
- * as before: newer than anything a genuine event showed. A forged `seen` (999999999999) costs that
- * one more read, never a wait (a GET asked not to be older than a version the server has not reached
- * waits ~3 s for it). A decision from a copy not older than the event is as good as one from etcd's
- * newest: its write is conditional on the copy's resourceVersion (a newer pod: 409), and any change
- * after the copy comes as an event of its own. Mid-rollout on the dev stack the quorum GET was the
- * slowest of reconcile's reads (bench/rollout.ts); the readiness GET is on the path of every pod's
- * update twice (the gate opening on the restart, the finish).
- */
-async function readPod(client: KubeClient, target: Extract<Target, { kind: 'pod' }>, seen: string | undefined): Promise<Pod | null> {
-  const get = (query?: Record<string, string>) =>
-    client.request<Pod>('GET', paths.pod(target.namespace, target.name), query ? { query } : {}).catch((err) => {
-      if (err instanceof ApiError && err.isNotFound) return null;
-      throw err;
-    });
-  if (seen === undefined) return get();
-  const cached = await get({ resourceVersion: '0' });
-  const version = cached?.metadata.resourceVersion;
-  // Not found in the cache, or older than the event (or not comparable): etcd says.
-  return version !== undefined && isNewer(seen, version) === false ? cached : get();
-}
-
-/**
  * `now` is the instance's wall clock: it only decides a skip (whether there are duties does not depend
  * on the time; only what they stamp does). What is written is decided on the API server's clock, read
  * from the GET's `Date` (server-clock.ts, SPEC §2.3): the gate's lastTransitionTime and the update's
@@ -85,7 +59,10 @@ export async function readinessOne(
   const clock = serverClock(client, { wall: () => now().getTime(), monotonic });
   let duties = hinted(object, now().getTime());
   if (duties === 'read') {
-    const pod = await readPod(clock.client, target, comparableVersionOf(object));
+    const pod = await clock.client.request<Pod>('GET', paths.pod(target.namespace, target.name)).catch((err) => {
+      if (err instanceof ApiError && err.isNotFound) return null;
+      throw err;
+    });
     duties = dutiesOf(pod, clock.now().getTime());
   }
   if (!duties) return [];

@@ -17,13 +17,3 @@ export function isNewer(a: string, b: string): boolean | null {
 export function newest(a: string, b: string | undefined): string {
   return b !== undefined && isNewer(b, a) === true ? b : a;
 }
-
-/**
- * The resourceVersion of an event's object when it is a comparable one (a replayed or hand-written
- * event may carry anything). Anyone may forge it: compare with it, never ask the API server for it
- * (a read asked not to be older than a version the server never reached waits ~3 s, then 504).
- */
-export function comparableVersionOf(object: unknown): string | undefined {
-  const version = (object as { metadata?: { resourceVersion?: unknown } } | null | undefined)?.metadata?.resourceVersion;
-  return typeof version === 'string' && isComparable(version) ? version : undefined;
-}
