@@ -130,7 +130,7 @@ beforeAll(async () => {
     const tap = await kubectl(['apply', '-f', '-'], JSON.stringify(trigger));
     expect(tap.code, tap.out).toBe(0);
     const ref = (plural: string, name: string, group = 'eventing.knative.dev') => ({ group, version: 'v1', plural, namespace: SYSTEM_NAMESPACE, name });
-    await Promise.all([readyObject(stack.cp, ref('brokers', 'neoset-hooks')), readyObject(stack.cp, ref('triggers', 'neoset-notifications')), readyObject(stack.cp, ref('triggers', 'notifications-tap')), readyObject(stack.cp, ref('sinkbindings', 'neoset-reconcile-sink', 'sources.knative.dev'))]);
+    await Promise.all([readyObject(stack.cp, ref('brokers', 'neoset-hooks')), readyObject(stack.cp, ref('triggers', 'neoset-notifications')), readyObject(stack.cp, ref('triggers', 'notifications-tap')), readyObject(stack.cp, ref('sinkbindings', 'neoset-reconcile-hooks', 'sources.knative.dev'))]);
     // The SinkBinding's webhook put K_SINK into the reconcile Deployment's pods: wait for that pod to serve, and the receiver's.
     await waitFor(
       async () => {
@@ -257,6 +257,7 @@ describe('rollout notifications through the real Broker (§4.12)', () => {
     // Give the receiver the time it took the tap to have them all, then some: nothing more is posted.
     await new Promise((r) => setTimeout(r, 2000));
     const chat = (await received()).chat;
+    timings.push('chat messages posted:', ...chat.map((t) => `  ${t}`));
     timings.push(`redelivered ${firsts.length} notifications: tapped ${after.tapped.length} deliveries of ${ids.size} ids; chat messages ${before.chat.length} -> ${chat.length}`);
     expect(new Set(after.tapped.map((e) => e.attributes.id))).toEqual(ids);
     expect(chat).toEqual(before.chat);
