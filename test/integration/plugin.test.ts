@@ -176,19 +176,20 @@ describe("the seeds' canary flow, done with kubectl neoset", () => {
     expect(r).toMatchObject({ code: 0, stderr: '' });
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe(`neoset.neo.io/${NAME}`);
-    expect(lines[1].split(/\s+/)).toEqual(['REVISION', 'NAME', 'STATUS', 'IMAGES', 'CHANGE-CAUSE']);
+    expect(lines[1].split(/\s+/)).toEqual(['REVISION', 'NAME', 'STATUS', 'IMAGES', 'DATA-FORMAT', 'CHANGE-CAUSE']);
     return lines.slice(2).map((l) => l.split(/\s{2,}/));
   }
 
   it('rollout history lists both revisions with their images, and which is current and which the update revision', async () => {
     const rows = await historyRows();
+    // No neo.io/data-format on these templates: the column says so (README "Rollback and data formats").
     expect(rows.map((r) => r.slice(0, -1))).toEqual([
-      ['1', v1, 'main=mysql:8.0'],
-      ['2', v2, 'current,update', 'main=mysql:8.1'],
+      ['1', v1, 'main=mysql:8.0', '<none>'],
+      ['2', v2, 'current,update', 'main=mysql:8.1', '<none>'],
     ]);
     const one = await neo('rollout', 'history', NAME, '--revision=1');
     expect(one.code).toBe(0);
-    expect(one.stdout).toMatch(new RegExp(`^neoset.neo.io/${NAME} with revision #1\\nName: +${v1}\\nImages: +main=mysql:8.0\\nChange-cause: .*\\nPod Template:\\n`));
+    expect(one.stdout).toMatch(new RegExp(`^neoset.neo.io/${NAME} with revision #1\\nName: +${v1}\\nImages: +main=mysql:8.0\\nData format: +<none>\\nChange-cause: .*\\nPod Template:\\n`));
     // The stored template has its keys sorted (revisions.ts: kube-apiserver compares it byte for byte).
     expect(one.stdout).toContain('      - image: mysql:8.0\n        name: main\n');
     const none = await neo('rollout', 'history', NAME, '--revision=7');
@@ -214,8 +215,8 @@ describe("the seeds' canary flow, done with kubectl neoset", () => {
 
     // The controller renumbered revision 1 to 3: it is the current one and undo has nothing to do.
     expect((await historyRows()).map((r) => r.slice(0, -1))).toEqual([
-      ['2', v2, 'main=mysql:8.1'],
-      ['3', v1, 'current,update', 'main=mysql:8.0'],
+      ['2', v2, 'main=mysql:8.1', '<none>'],
+      ['3', v1, 'current,update', 'main=mysql:8.0', '<none>'],
     ]);
     expect(await neo('rollout', 'undo', NAME, '--to-revision=3')).toEqual({
       code: 0,
