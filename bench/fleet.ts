@@ -100,6 +100,21 @@ function goalLines(results: FleetResult[]): string[] {
     });
 }
 
+/** One set of many pods at several k: how step latency and CPU per pod grow with the pods a step touches. */
+function scalingLines(results: FleetResult[]): string[] {
+  const big = results.filter((r) => r.m === 1 && r.side === 'neoset').sort((a, b) => a.k - b.k);
+  return big.slice(1).map((r) => {
+    const base = big[0];
+    if (base.p !== r.p) return '';
+    const cpu = (x: FleetResult) => x.cpu.get('functions') ?? NaN;
+    const api = (x: FleetResult) => x.cpu.get('kube-apiserver') ?? NaN;
+    return (
+      `${r.p} pods, k ${base.k} → ${r.k} (× ${fixed(r.k / base.k, 1)} pods per step): step p50 × ${fixed(r.step.p50 / base.step.p50, 2)}, ` +
+      `CPU per pod the functions × ${fixed(cpu(r) / cpu(base), 2)}, kube-apiserver × ${fixed(api(r) / api(base), 2)} (goal: neither grows faster than the pods per step)`
+    );
+  }).filter((line) => line !== '');
+}
+
 async function main(): Promise<void> {
   say(`bench/fleet: ${CONFIGS.map(label).join('; ')}; ${SIDES.map(sideName).join(' then ')}; ${NODES} simulated node(s); load ${loadavg().map((l) => fixed(l, 1)).join(' ')}`);
   const log = (line: string) => (process.env.BENCH_VERBOSE ? say(line) : undefined);
@@ -137,7 +152,7 @@ async function main(): Promise<void> {
   console.log('\nCPU ms per pod updated (utime+stime from /proc over the fleet\'s rollout, / (M × P))');
   console.log(table(CPU_HEADER, cpuRows(results)));
   console.log('functions = reconcile + readiness + admission (each also on its own); statefulset-controller = its kube-controller-manager; bridge+bench = this process (the event bridge and the benchmark\'s watches).');
-  const goals = goalLines(results);
+  const goals = BIG ? scalingLines(results) : goalLines(results);
   if (goals.length > 0) console.log(`\nissue 24 point 4's goals\n${goals.join('\n')}`);
   if (results.length < CONFIGS.length * SIDES.length) process.exitCode = 1;
 }
