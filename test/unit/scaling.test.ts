@@ -23,6 +23,15 @@ describe('OrderedReady', () => {
     expect(steps(plan(w))).toEqual(['createPod:web-1']);
   });
 
+  it('a scale-up during a rollout waits while a pod is in its update, though its Ready condition still says True (the kubelet not yet caught up with the drain)', async () => {
+    const w = await settled({ replicas: 3, podManagementPolicy: 'OrderedReady' });
+    w.setImage('nginx:v2');
+    await w.reconcile(); // web-2 drained: gate False, its Ready not yet recomputed
+    expect(w.pod(2)!.status!.conditions!.find((c) => c.type === 'Ready')?.status).toBe('True');
+    w.edit((s) => void (s.replicas = 4));
+    expect(steps(plan(w)).filter((a) => a.startsWith('createPod'))).toEqual([]);
+  });
+
   it('waits while a pod is not Ready, and never reuses a name held by a terminating pod', async () => {
     const w = await settled({ replicas: 3 });
     w.kubeletUnready('web-0');

@@ -94,7 +94,10 @@ export function scalingActions(o: Rollout, pvcs: Map<string, PersistentVolumeCla
     } else if (v.terminalPhase) {
       remove(v, `pod phase ${v.pod.status?.phase}`);
       if (ordered) return actions;
-    } else if (ordered && !isRunningAndReady(v.pod)) {
+    } else if (ordered && (!isRunningAndReady(v.pod) || v.state !== null || v.claimed)) {
+      // A pod in its update (an in-place state, or a live claim whose drain may land any moment) is
+      // not Ready for OrderedReady even while its Ready condition still says so: the drain sets the
+      // gate False before the kubelet recomputes Ready, and a pod list may not show the drain yet.
       return actions;
     }
   }
