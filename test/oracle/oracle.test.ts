@@ -116,6 +116,22 @@ describe('oracle: the budget and rescues (§4.4 revised)', () => {
     expect(found(w, previous)).toEqual(['MaxUnavailable']);
   });
 
+  it('MaxUnavailable: a start claimed before a scale-up lands after it (updates in flight finish); a claim beyond the budget is judged when it appears', async () => {
+    const w = await rolling({ updateStrategy: { maxUnavailable: 1 } });
+    const claim = (names: string[]) => w.mutateNeoSet((n) => void (n.status = { ...n.status!, currentUpdatePods: names }));
+    const before = w.observation();
+    claim(['web-3']);
+    expect(found(w, before)).toEqual([]); // one slot, claimed
+    w.edit((s) => void (s.replicas = 6)); // web-4, web-5 missing: unavailable
+    const scaled = w.observation();
+    inPlace(w, 'web-3'); // the claimed drain lands after the scale
+    expect(found(w, scaled)).toEqual([]);
+    // A second claim while web-3's update and the missing pods fill the budget is a budget breach.
+    const more = w.observation();
+    claim(['web-3', 'web-2']);
+    expect(found(w, more)).toEqual(['MaxUnavailable']);
+  });
+
   it('MaxUnavailable holds under kubelet failures: pods failing is not the update\'s doing', async () => {
     const w = await rolling({ updateStrategy: { maxUnavailable: 1 } });
     const previous = w.observation();

@@ -10,7 +10,8 @@
 //                   (claimed work aside, as for Pause).
 //   MaxUnavailable  the pods in range in both states unavailable in both (the started ones aside), plus
 //                   the started ones that are not rescue-eligible, fit in maxUnavailable (the larger
-//                   of the two). Kubelet failures between the states may make more pods unavailable,
+//                   of the two). A start claimed in an earlier state (§2.0) was judged when its claim
+//                   appeared, as a start then: a claimed pod takes its slot from the claim on. Kubelet failures between the states may make more pods unavailable,
 //                   but then nothing may start.
 //   Rescue          reported instead of MaxUnavailable when the other starts fit in the budget and the
 //                   excess is starts on pods that were unavailable and yet are no rescue (§4.4 revised: a Pending pod on
@@ -38,11 +39,16 @@ export function startInvariants(prev: View, now: View, report: Report): void {
     if (p.state === null || hooksBefore) return false;
     return !before?.state || before.state.drainStartedAt !== p.state.drainStartedAt;
   });
-  if (started.length === 0) return;
   const names = (pods: PodFacts[]) => pods.map((p) => p.name).join(', ');
-  // Claimed work is in flight (§2.0): pause and partition judged it when it was claimed (update-claims.ts).
+  // Claimed work is in flight (§2.0): pause, partition and the budget judged it when it was claimed
+  // (update-claims.ts, and below): its pod write may land after a user's edit — a scale-up that adds
+  // missing pods, say — as "updates in flight finish" (§4.4).
   const inFlight = claimed(prev);
   const unclaimed = started.filter((p) => !inFlight.has(p.name));
+  // Newly claimed, not started yet: they take their budget slots now.
+  const claiming = now.pods.filter((p) => claimed(now).has(p.name) && !inFlight.has(p.name) && p.state === null && !p.terminating && !started.includes(p));
+  budget(prev, now, [...unclaimed, ...claiming], report);
+  if (started.length === 0) return;
   if (unclaimed.length > 0 && ((prev.pause && now.pause) || (prev.strategy === 'OnDelete' && now.strategy === 'OnDelete'))) {
     report('Pause', `updates started while ${now.pause ? 'paused' : 'OnDelete'}: ${names(unclaimed)}`);
   }
@@ -50,11 +56,11 @@ export function startInvariants(prev: View, now: View, report: Report): void {
   for (const p of unclaimed.filter((s) => belowPartition(prev, s.ordinal) && belowPartition(now, s.ordinal))) {
     report('Partition', `update started on ordinal ${p.ordinal} (position ${rank(now, p.ordinal)}) < partition ${Math.min(prev.partition, now.partition)}`, p.name);
   }
-  budget(prev, now, started, report);
   priorityInvariants(prev, now, unclaimed, report);
 }
 
 function budget(prev: View, now: View, started: PodFacts[], report: Report): void {
+  if (started.length === 0) return;
   const range = rangeInBoth(prev, now);
   const inBoth = new Set(range);
   const known = new Set([prev, now].flatMap((v) => [v.revisions.current, v.revisions.update]).filter((r) => r !== undefined));
