@@ -35,12 +35,12 @@ import { createKubeClient, type KubeClient } from '../shared/k8s/client.ts';
 import { epochMs } from '../shared/k8s/run-timing.ts';
 import { startControlPlane } from '../dev/cluster/control-plane.ts';
 import { startControllerManager } from '../dev/cluster/controller-manager.ts';
-import { startProcess, type ManagedProcess } from '../dev/cluster/processes.ts';
-import { REPO_ROOT } from '../dev/functions.ts';
+import type { ManagedProcess } from '../dev/cluster/processes.ts';
 import { resilientWatch } from '../shared/k8s/watch.ts';
 import { startDevStack, type DevStack } from '../dev/stack.ts';
 import { allRequests, installFlowSchemas, NEOSET_FUNCTIONS, requestsOf, scrape, STATEFULSET_CONTROLLER, type Requests } from './lib/api-metrics.ts';
-import { childrenNamed, cpuDelta, sampleCpu, type CpuGroup } from './lib/cpu.ts';
+import { cpuDelta, sampleCpu, type CpuGroup } from './lib/cpu.ts';
+import { benchCpuGroups, startKubelets } from './lib/fleet-stack.ts';
 import { stepLatency, watchRollout, type Writer } from './lib/rollout-watch.ts';
 import { runsFromLog, SEGMENTS, stepBreakdown } from './lib/step-breakdown.ts';
 import { fixed, median, table } from './lib/stats.ts';
@@ -369,18 +369,6 @@ function tableRows(rows: Row[], values: (r: Row) => Values, cells: (v: Values) =
   });
 }
 
-/** The simulated kubelets, each a child process of its own (its CPU is its own). */
-async function startKubelets(admin: KubeClient, kubeconfig: string, count: number, dir: string): Promise<ManagedProcess[]> {
-  const kubelets = Array.from({ length: count }, (_, i) =>
-    startProcess(`kubelet-${i}`, process.execPath, [join(REPO_ROOT, 'dev', 'kubelet', 'cli.ts'), '--kubeconfig', kubeconfig, '--node', `bench-node-${i}`], join(dir, `kubelet-${i}.log`)),
-  );
-  await until(`${count} simulated node(s) Ready`, 60_000, async () => {
-    const nodes = await admin.request<{ items: { status?: { conditions?: { type: string; status: string }[] } }[] }>('GET', '/api/v1/nodes');
-    return nodes.items.filter((node) => node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length >= count;
-  });
-  return kubelets;
-}
-
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'neoset-bench-rollout-'));
   say(`bench/rollout: N = ${SIZES.join(', ')}, k = ${K}, ${RUNS} run(s) each; dev stack in ${dir}`);
@@ -396,16 +384,7 @@ async function main(): Promise<void> {
     const admin = createKubeClient(stack.cluster.kubeConfig());
     kcm = await startControllerManager(controlPlane, { name: 'kcm-statefulset', controllers: ['statefulset-controller'] });
     kubelets = await startKubelets(admin, controlPlane.kubeconfigPath, Math.ceil(Math.max(...SIZES) / PODS_PER_NODE), dir);
-    const fns = stack.functions;
-    const cpu: CpuGroup[] = [
-      { name: 'functions', pids: [fns.reconcile.process.pid, fns.readiness.process.pid, fns.admission.process.pid] },
-      ...(['reconcile', 'readiness', 'admission'] as const).map((name) => ({ name, pids: [fns[name].process.pid] })),
-      { name: 'statefulset-controller', pids: [kcm.pid] },
-      { name: 'kube-apiserver', pids: childrenNamed('kube-apiserver') },
-      { name: 'etcd', pids: childrenNamed('etcd') },
-      { name: 'kubelet', pids: kubelets.map((k) => k.pid) },
-      { name: 'bridge+bench', pids: [process.pid] },
-    ];
+    const cpu = benchCpuGroups(stack, kcm, kubelets);
     const bench: Bench = { stack, admin, cpu };
     await installFlowSchemas(admin, [NEOSET_FUNCTIONS, STATEFULSET_CONTROLLER]);
     say(`stack ready: kube-apiserver ${controlPlane.version}, statefulset-controller in its own kube-controller-manager (pid ${kcm.pid}), ${kubelets.length} simulated node(s) in their own processes`);
