@@ -85,3 +85,15 @@ export async function apiRequestsTotal(): Promise<number> {
   const m = await apiRequests.get();
   return m.values.reduce((s, v) => s + v.value, 0);
 }
+
+/** The names of the stack namespace's PVCs starting with `prefix`, not terminating, sorted. */
+export async function pvcNames(stack: Stack, prefix: string): Promise<string[]> {
+  const { items } = await stack.client.request<{ items: { metadata: { name: string; deletionTimestamp?: string } }[] }>('GET', paths.pvcs(stack.namespace));
+  return items
+    .filter((p) => p.metadata.name.startsWith(prefix) && !p.metadata.deletionTimestamp)
+    .map((p) => p.metadata.name)
+    .sort();
+}
+
+/** A volumeClaimTemplate of 1Gi named `data`. */
+export const DATA_CLAIM = { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };

@@ -7,9 +7,8 @@
 // through the invariant checker (SPEC §7), which knows the ordinals in range.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod } from '../../shared/core/objects.ts';
-import { paths } from '../../shared/k8s/paths.ts';
 import { startTestAdmission, type TestAdmission } from '../cluster/test-admission.ts';
-import { applyNeoSet, identities, isReady, patchNeoSet, setImage, settledOn, untilStatus } from '../e2e/helpers.ts';
+import { applyNeoSet, identities, isReady, patchNeoSet, setImage, settledOn, untilStatus, DATA_CLAIM, pvcNames as pvcNamesOf } from '../e2e/helpers.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
 
 let stack: Stack;
@@ -49,13 +48,8 @@ function timeline(name: string, since = 0) {
   return { created, ready, terminating };
 }
 
-type PVC = { metadata: { name: string; deletionTimestamp?: string } };
-const pvcNames = async (prefix: string) =>
-  (await stack.client.request<{ items: PVC[] }>('GET', paths.pvcs(stack.namespace))).items
-    .filter((p) => p.metadata.name.startsWith(prefix) && !p.metadata.deletionTimestamp)
-    .map((p) => p.metadata.name)
-    .sort();
-const claim = { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+const claim = DATA_CLAIM;
+const pvcNames = (prefix: string) => pvcNamesOf(stack, prefix);
 
 const allReady = (want: string[]) => (_: unknown, pods: Pod[]) => names(pods).join() === want.join() && pods.length === want.length && pods.every(isReady);
 

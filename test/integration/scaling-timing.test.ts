@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE } from '../../shared/api/names.ts';
 import type { Pod } from '../../shared/core/objects.ts';
 import { paths } from '../../shared/k8s/paths.ts';
-import { applyNeoSet, isReady, ordinalOf, patchNeoSet, setImage, settledOn, untilStatus } from '../e2e/helpers.ts';
+import { applyNeoSet, isReady, ordinalOf, patchNeoSet, setImage, settledOn, untilStatus, DATA_CLAIM, pvcNames as pvcNamesOf } from '../e2e/helpers.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
 import { poll } from '../../dev/cluster/wait.ts';
 
@@ -34,13 +34,8 @@ function timeline(name: string) {
   return { firstSeen, firstReady, gone };
 }
 
-type PVC = { metadata: { name: string; ownerReferences?: { kind: string }[]; deletionTimestamp?: string } };
-const pvcNames = async (prefix: string) =>
-  (await stack.client.request<{ items: PVC[] }>('GET', paths.pvcs(stack.namespace))).items
-    .filter((p) => p.metadata.name.startsWith(prefix) && !p.metadata.deletionTimestamp)
-    .map((p) => p.metadata.name)
-    .sort();
-const claim = { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+const claim = DATA_CLAIM;
+const pvcNames = (prefix: string) => pvcNamesOf(stack, prefix);
 
 describe('OrderedReady', () => {
   const NAME = 'ordered';
