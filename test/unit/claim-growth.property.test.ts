@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { decide } from '../../shared/core/decide.ts';
 import { checkInvariants, type Observation } from '../oracle/index.ts';
 import { bindClaims, resizeClaim, resizingClaims } from './csi.ts';
-import { describePods } from './helpers.ts';
+import { describePods, isWorldCommand, worldStep } from './helpers.ts';
 import { World, type WorldObservation } from './world.ts';
 
 const SIZES = ['1Gi', '2Gi', '3Gi', '5Gi', '1536Mi'];
@@ -58,33 +58,15 @@ function build(s: Setup): World {
   });
 }
 
-async function reconcile(w: World, snapshot: WorldObservation, crashAfter?: number): Promise<void> {
-  const r = await w.reconcile({ snapshot, ...(crashAfter === undefined ? {} : { crashAfter }) });
-  if (r.conflict) throw new Error(`the plan conflicts with itself: ${r.plan.actions.map((a) => a.kind).join(', ')}`);
-}
-
 async function step(w: World, c: Command, state: WorldObservation): Promise<void> {
-  const name = (i: number) => `${w.neoset.metadata.name}-${i}`;
+  if (isWorldCommand(c)) return worldStep(w, c, state);
   switch (c.k) {
-    case 'tick':
-      await reconcile(w, state);
-      return w.kubeletSettle(1);
-    case 'reconcile':
-      return reconcile(w, state);
-    case 'crash':
-      return void (await w.reconcile({ crashAfter: c.after, snapshot: state }));
     case 'csi': {
       bindClaims(w);
       const resizing = resizingClaims(w);
       if (resizing.length > 0) resizeClaim(w, resizing[c.pick % resizing.length], c.how);
       return;
     }
-    case 'unready':
-      return w.kubeletUnready(name(c.pod));
-    case 'kubelet':
-      return w.kubeletSync(name(c.pod));
-    case 'time':
-      return w.advance(c.seconds);
     case 'storage':
       return w.edit((s) => {
         for (const t of s.volumeClaimTemplates) t.spec.resources = { requests: { storage: c.size } };

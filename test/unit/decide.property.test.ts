@@ -11,7 +11,7 @@ import type { AnalysisMeasurement } from '../../shared/core/snapshot.ts';
 import { checkInvariants } from '../oracle/index.ts';
 import { expectedOrdinals } from '../oracle/ordinals.ts';
 import type { Observation } from '../oracle/index.ts';
-import { describePods } from './helpers.ts';
+import { describePods, isWorldCommand, worldStep } from './helpers.ts';
 import { BAD_IMAGE_MARK, World, type WorldObservation } from './world.ts';
 
 // Up to start 3 + 7 replicas + 3 reserved (§4.12).
@@ -202,26 +202,14 @@ function applyEdit(w: World, e: Edit): void {
 
 /** Apply one command; `state` is a copy of the world as it is (the snapshot a reconcile reads). */
 async function step(w: World, c: Command, state: WorldObservation): Promise<void> {
+  if (isWorldCommand(c)) return worldStep(w, c, state);
   const name = (i: number) => `${w.neoset.metadata.name}-${i}`;
   switch (c.k) {
-    case 'tick':
-      await reconcile(w, state);
-      return w.kubeletSettle(1);
-    case 'reconcile':
-      return reconcile(w, state);
-    case 'crash':
-      return void await w.reconcile({ crashAfter: c.after, snapshot: state });
-    case 'kubelet':
-      return w.kubeletSync(name(c.pod));
-    case 'unready':
-      return w.kubeletUnready(name(c.pod));
     case 'fail':
       return w.kubeletFail(name(c.pod));
     case 'delete':
       // Users delete pods in range; scale-down order is the controller's to keep (OrderedReady check).
       return expectedOrdinals(w.neoset.spec).position.has(c.pod) ? w.userDelete(name(c.pod)) : undefined;
-    case 'time':
-      return w.advance(c.seconds);
     case 'edit':
       return applyEdit(w, c.edit);
     case 'owner':
@@ -247,15 +235,6 @@ async function step(w: World, c: Command, state: WorldObservation): Promise<void
       return;
     }
   }
-}
-
-/**
- * Nothing else writes while the world reconciles, so a 409 could only come from the plan itself:
- * two writes computed from the same resourceVersion of one object (one write per pod per decision).
- */
-async function reconcile(w: World, snapshot: WorldObservation): Promise<void> {
-  const r = await w.reconcile({ snapshot });
-  if (r.conflict) throw new Error(`the plan conflicts with itself: ${r.plan.actions.map((a) => a.kind).join(', ')}`);
 }
 
 /**

@@ -3,7 +3,7 @@ import { ANNOTATION_INPLACE_STATE, LABEL_REVISION_HASH } from '../../shared/api/
 import type { NeoSetSpecInput } from '../../shared/api/neoset.ts';
 import { decide } from '../../shared/core/decide.ts';
 import type { Action, Plan } from '../../shared/core/plan.ts';
-import { World } from './world.ts';
+import { World, type WorldObservation } from './world.ts';
 
 /**
  * `markDraining:web-4`, `createPod:web-5`, `createRevision`, ... in plan order: each pod's first
@@ -77,4 +77,46 @@ export function describePods(w: World): string {
       return `${p.metadata.name}[${p.metadata.labels?.[LABEL_REVISION_HASH]} ${p.spec.containers[0].image} ${p.status?.phase} R${c('Ready')} G${c('InPlaceUpdateReady')}${p.metadata.deletionTimestamp ? ' terminating' : ''}${state ? ` ${JSON.parse(state).phase}->${JSON.parse(state).revision}` : ''}]`;
     })
     .join(' ');
+}
+
+/** The commands every property run of the world has: reconcile (then a kubelet round), crashes, kubelet steps, time. */
+export type WorldCommand =
+  | { k: 'tick' }
+  | { k: 'reconcile' }
+  | { k: 'crash'; after: number }
+  | { k: 'kubelet'; pod: number }
+  | { k: 'unready'; pod: number }
+  | { k: 'time'; seconds: number };
+
+const WORLD_COMMANDS = new Set(['tick', 'reconcile', 'crash', 'kubelet', 'unready', 'time']);
+
+export const isWorldCommand = <C extends { k: string }>(c: C): c is Extract<C, WorldCommand> => WORLD_COMMANDS.has(c.k);
+
+/**
+ * A reconcile from `snapshot`. Nothing else writes while the world reconciles, so a 409 could only come
+ * from the plan itself: two writes computed from the same resourceVersion of one object.
+ */
+export async function reconcileFrom(w: World, snapshot: WorldObservation): Promise<void> {
+  const r = await w.reconcile({ snapshot });
+  if (r.conflict) throw new Error(`the plan conflicts with itself: ${r.plan.actions.map((a) => a.kind).join(', ')}`);
+}
+
+/** Apply one WorldCommand; `state` is a copy of the world as it is (the snapshot a reconcile reads). */
+export async function worldStep(w: World, c: WorldCommand, state: WorldObservation): Promise<void> {
+  const name = (i: number) => `${w.neoset.metadata.name}-${i}`;
+  switch (c.k) {
+    case 'tick':
+      await reconcileFrom(w, state);
+      return w.kubeletSettle(1);
+    case 'reconcile':
+      return reconcileFrom(w, state);
+    case 'crash':
+      return void (await w.reconcile({ crashAfter: c.after, snapshot: state }));
+    case 'kubelet':
+      return w.kubeletSync(name(c.pod));
+    case 'unready':
+      return w.kubeletUnready(name(c.pod));
+    case 'time':
+      return w.advance(c.seconds);
+  }
 }
