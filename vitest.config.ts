@@ -1,7 +1,36 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` (pure core and hono apps, no cluster) and `integration` (one real control plane
-// started by test/cluster/global-setup.ts and shared by every integration file).
+// Projects: `unit` (pure core and hono apps, no cluster), and the integration tests in two lanes that
+// run side by side, each file of a lane after the other:
+//   - `integration`: one real control plane started by test/cluster/global-setup.ts and shared by the
+//     lane's files;
+//   - `integration-services`: the files that take the machine's one service network (kube-proxy's
+//     nftables tables, the API server's interface: dev/cluster/service-network.ts) — Services and
+//     DNS, Knative Eventing, `npm run dev` — each with control planes of its own. They cannot run
+//     beside each other; they run beside the first lane, whose control plane they never touch.
+// `npx vitest run test/integration/<file>` runs one file in whichever lane it belongs to.
+const SERVICES = [
+  'dev',
+  'dev-stop',
+  'knative-contract',
+  'knative-e2e',
+  'knative-eventing',
+  'knative-neoset',
+  'notifications',
+  'prometheus-knative',
+  'process-pods',
+  'services-dns',
+].map((name) => `test/integration/${name}.test.ts`);
+
+const integration = {
+  environment: 'node' as const,
+  globalSetup: ['test/cluster/global-setup.ts'],
+  testTimeout: 120_000,
+  hookTimeout: 600_000,
+  // A lane's files share the machine's 2 cores with the other lane: one after another.
+  fileParallelism: false,
+};
+
 export default defineConfig({
   test: {
     reporters: ['default', './test/summary-reporter.ts'],
@@ -13,18 +42,8 @@ export default defineConfig({
           environment: 'node',
         },
       },
-      {
-        test: {
-          name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
-          environment: 'node',
-          globalSetup: ['test/cluster/global-setup.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 600_000,
-          // One control plane on 2 cores: files run one after another.
-          fileParallelism: false,
-        },
-      },
+      { test: { name: 'integration', include: ['test/integration/**/*.test.ts'], exclude: SERVICES, ...integration } },
+      { test: { name: 'integration-services', include: SERVICES, ...integration } },
     ],
   },
 });
