@@ -1,6 +1,6 @@
 // Run the simulated kubelet by hand against any cluster:
 //   node dev/kubelet/cli.ts --kubeconfig /tmp/kubeconfig [--node sim-node] [--namespace ns]
-//                            [--start-delay-ms 200] [--ready-delay-ms 300]
+//                            [--start-delay-ms 200] [--ready-delay-ms 300] [--bind-except ns1,ns2]
 // Stops cleanly (lease, watch, timers) on SIGINT / SIGTERM. Bad arguments exit with code 2.
 
 import { parseArgs } from 'node:util';
@@ -28,6 +28,7 @@ try {
       namespace: { type: 'string' },
       'start-delay-ms': { type: 'string' },
       'ready-delay-ms': { type: 'string' },
+      'bind-except': { type: 'string' },
     },
     strict: true,
   }).values;
@@ -45,6 +46,8 @@ const kubelet = await startKubelet({
   namespace: args.namespace,
   startDelayMs: milliseconds('start-delay-ms', args['start-delay-ms']),
   readyDelayMs: milliseconds('ready-delay-ms', args['ready-delay-ms']),
+  // Unscheduled pods of these namespaces are left to other nodes (KubeletOptions.binds).
+  binds: args['bind-except'] ? { except: args['bind-except'].split(',').filter(Boolean) } : undefined,
   log: (msg) => process.stdout.write(`${new Date().toISOString()} ${msg}\n`),
 });
 

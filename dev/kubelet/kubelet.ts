@@ -23,6 +23,13 @@ export interface KubeletOptions {
   nodeName?: string;
   /** Bind and run only the pods of this namespace; every namespace when omitted. */
   namespace?: string;
+  /**
+   * Which unscheduled pods it binds, by namespace (default: every one it watches); the others are
+   * left to other nodes, as a node selector would. A pod bound to it by name still runs. E.g. the
+   * rollout benchmark's real-Knative stack: the process-mode kubelet takes Knative's and NeoSet's
+   * pods, simulated kubelets of their own the benchmark's.
+   */
+  binds?: { only?: string[]; except?: string[] };
   /** Pod bound → containers running. Default 200. */
   startDelayMs?: number;
   /** Container started → ready (stands for the readinessProbe). Default 300. */
@@ -267,8 +274,12 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
   };
 
   const queue = createWorkQueue<V1Pod>(sync, log);
+  const bindable = (key: string): boolean => {
+    const namespace = key.slice(0, key.indexOf('/'));
+    return (!opts.binds?.only || opts.binds.only.includes(namespace)) && !opts.binds?.except?.includes(namespace);
+  };
   const concerns = (pod: { spec?: { nodeName?: string } }, key: string): boolean =>
-    !pod.spec?.nodeName || pod.spec.nodeName === nodeName || tracked.has(key);
+    (!pod.spec?.nodeName && bindable(key)) || pod.spec?.nodeName === nodeName || tracked.has(key);
 
   const watch = await startPodWatch({
     kubeConfig: opts.kubeConfig,

@@ -229,6 +229,29 @@ describe('simulated kubelet', () => {
     }
   });
 
+  it('binds only the namespaces it is told to (binds.only, binds.except), leaving the other pods to other nodes', async () => {
+    const other = await createTestNamespace('kubelet-binds');
+    const podIn = (ns: string, name: string) => ({ ...podSpec(name, 'nginx'), metadata: { name, namespace: ns } });
+    const nodeOf = async (ns: string, name: string) => (await core().readNamespacedPod({ name, namespace: ns })).spec?.nodeName ?? 'Pending';
+    // Watches `other` but leaves its unscheduled pods to other nodes.
+    const except = await startKubelet({ ...kubeletOptions(), nodeName: `sim-except-${other.name}`, namespace: other.name, binds: { except: [other.name] } });
+    let only: Kubelet | undefined;
+    try {
+      await core().createNamespacedPod({ namespace: other.name, body: podIn(other.name, 'there') });
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await nodeOf(other.name, 'there')).toBe('Pending');
+      // Watches every namespace, binds only `other`'s pods: this file's own namespace stays its kubelet's.
+      only = await startKubelet({ ...kubeletOptions(), nodeName: `sim-only-${other.name}`, namespace: undefined, binds: { only: [other.name] } });
+      await core().createNamespacedPod({ namespace, body: podIn(namespace, 'here') });
+      await waitFor(async () => (await nodeOf(other.name, 'there')) !== 'Pending' && (await nodeOf(namespace, 'here')) !== 'Pending', { what: 'both pods bound' });
+      expect([await nodeOf(other.name, 'there'), await nodeOf(namespace, 'here')]).toEqual([`sim-only-${other.name}`, `sim-${namespace}`]);
+    } finally {
+      await other.cleanup({ wait: true });
+      await only?.stop();
+      await except.stop();
+    }
+  });
+
   it('resizes in place as kubelet does (SPEC §4.9): resources reported, PodResizeInProgress, RestartContainer, Deferred beside other pods', async () => {
     const resources = (cpu: string) => ({ requests: { cpu, memory: '64Mi' }, limits: { cpu: '6', memory: '128Mi' } });
     const policy = [{ resourceName: 'cpu', restartPolicy: 'RestartContainer' }];
