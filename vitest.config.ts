@@ -33,6 +33,9 @@ const integration = {
 
 export default defineConfig({
   test: {
+    // vitest's default is one worker per core less one: 1 on a 2-core machine, which runs every file
+    // after the other whatever the projects say. Three: the two lanes, and the unit files beside them.
+    maxWorkers: 3,
     reporters: ['default', './test/summary-reporter.ts'],
     projects: [
       {
