@@ -33,7 +33,7 @@ import { deployNeoSetOnKnative, neosetOnKnativeImageTable, prepareNeoSetOnKnativ
 import { sweepNow } from './cluster/service-network.ts';
 import { startServices } from './cluster/services.ts';
 import { PROCESS_GRACE_MS, stopAtOnce, type Part } from './cluster/shutdown.ts';
-import { startKubelet } from './kubelet/kubelet.ts';
+import { startKubelet, type KubeletOptions } from './kubelet/kubelet.ts';
 import { STATE_ROOT } from './kubelet/process/network.ts';
 import { followFile, formatLogLine } from './log-view.ts';
 import { SYSTEM_NAMESPACE, toYaml, type Manifest } from './manifests.ts';
@@ -46,6 +46,11 @@ export interface KnativeDevStackOptions {
   verbose?: boolean;
   /** Progress and invocation lines. */
   log: (line: string) => void;
+  /**
+   * Which namespaces' pods the process-mode kubelet binds (default every one): the rollout benchmark
+   * keeps its own pods to simulated kubelets of their own (bench/lib/knative-side.ts).
+   */
+  kubeletBinds?: KubeletOptions['binds'];
 }
 
 export interface KnativeDevStackReady {
@@ -159,6 +164,7 @@ export function startKnativeDevStack(opts: KnativeDevStackOptions): KnativeDevSt
     const kubelet = await startKubelet({
       kubeConfig: cp.kubeConfig(),
       nodeName: NODE_NAME,
+      binds: opts.kubeletBinds,
       log: fileLog(kubeletLog),
       // As the bridge mode's: StorageClass `standard`, claims bound and resized as a CSI driver would.
       volumes: {},

@@ -28,15 +28,57 @@ function stat(pid: number): Stat | null {
 /** CPU ms a process has used so far (0 once it is gone). */
 export const cpuMs = (pid: number): number => stat(pid)?.cpuMs ?? 0;
 
-/** Our own child processes named `comm` (as /proc shows it: at most 15 characters), e.g. kube-apiserver. */
-export function childrenNamed(comm: string, parent = process.pid): number[] {
+interface Proc {
+  pid: number;
+  ppid: number;
+  comm: string;
+}
+
+function processes(): Proc[] {
   return readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
     .map(Number)
-    .filter((pid) => {
+    .flatMap((pid) => {
       const s = stat(pid);
-      return s !== null && s.ppid === parent && s.comm === comm;
+      return s ? [{ pid, ppid: s.ppid, comm: s.comm }] : [];
     });
+}
+
+/** Our own child processes named `comm` (as /proc shows it: at most 15 characters), e.g. kube-apiserver. */
+export function childrenNamed(comm: string, parent = process.pid): number[] {
+  return processes()
+    .filter((p) => p.ppid === parent && p.comm === comm)
+    .map((p) => p.pid);
+}
+
+/**
+ * Every process below `root` (children, their children, …) with its command line: e.g. the
+ * containers a process-mode kubelet of this process runs (each in a process group of its own, so
+ * not found by group).
+ */
+export function descendants(root = process.pid): { pid: number; comm: string; argv: string[] }[] {
+  const all = processes();
+  const below = new Set([root]);
+  // /proc lists parents before their children mostly, not always: repeat until nothing is added.
+  for (let grown = true; grown; ) {
+    grown = false;
+    for (const p of all) {
+      if (!below.has(p.pid) && below.has(p.ppid)) {
+        below.add(p.pid);
+        grown = true;
+      }
+    }
+  }
+  below.delete(root);
+  return all.filter((p) => below.has(p.pid)).map((p) => ({ ...p, argv: commandLine(p.pid) }));
+}
+
+function commandLine(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  } catch {
+    return [];
+  }
 }
 
 /** A group of processes whose CPU is summed, e.g. the three functions. */

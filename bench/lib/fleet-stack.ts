@@ -28,15 +28,20 @@ export interface FleetStack {
   dir: string;
 }
 
-/** The simulated kubelets, each a child process of its own (its CPU is its own), once their nodes are Ready. */
-export async function startKubelets(admin: KubeClient, kubeconfig: string, count: number, dir: string): Promise<ManagedProcess[]> {
+/**
+ * The simulated kubelets, each a child process of its own (its CPU is its own), once their nodes are
+ * Ready; `args` are more of dev/kubelet/cli.ts's flags (e.g. --bind-except).
+ */
+export async function startKubelets(admin: KubeClient, kubeconfig: string, count: number, dir: string, args: string[] = []): Promise<ManagedProcess[]> {
   const kubelets: ManagedProcess[] = [];
-  for (let i = 0; i < count; i++) {
-    kubelets.push(startProcess(`kubelet-${i}`, process.execPath, [join(REPO_ROOT, 'dev', 'kubelet', 'cli.ts'), '--kubeconfig', kubeconfig, '--node', `fleet-node-${i}`], join(dir, `kubelet-${i}.log`)));
-  }
+  const names = Array.from({ length: count }, (_, i) => `fleet-node-${i}`);
+  names.forEach((node, i) => {
+    kubelets.push(startProcess(`kubelet-${i}`, process.execPath, [join(REPO_ROOT, 'dev', 'kubelet', 'cli.ts'), '--kubeconfig', kubeconfig, '--node', node, ...args], join(dir, `kubelet-${i}.log`)));
+  });
+  // These nodes (a stack may have others: the real-Knative one's process-mode kubelet).
   await until(`${count} simulated node(s) Ready`, 120_000, async () => {
-    const nodes = await admin.request<{ items: { status?: { conditions?: { type: string; status: string }[] } }[] }>('GET', '/api/v1/nodes');
-    return nodes.items.filter((node) => node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length >= count;
+    const nodes = await admin.request<{ items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }[] }>('GET', '/api/v1/nodes');
+    return nodes.items.filter((node) => names.includes(node.metadata.name) && node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length === count;
   });
   return kubelets;
 }

@@ -15,10 +15,13 @@ interface Run {
   arrivals: number[];
 }
 
-/** The reconcile runs of NeoSet `namespace/name` in a reconcile log, keyed by their start. */
-export function runsFromLog(logPath: string, namespace: string, name: string): Run[] {
+/** A log file's lines (the bridge's functions log to files of the dev stack). */
+export const logLines = (path: string): string[] => readFileSync(path, 'utf8').split('\n');
+
+/** The reconcile runs of NeoSet `namespace/name` in the reconcile function's log lines, keyed by their start. */
+export function runsFromLog(lines: string[], namespace: string, name: string): Run[] {
   const runs = new Map<number, Run>();
-  for (const line of readFileSync(logPath, 'utf8').split('\n')) {
+  for (const line of lines) {
     if (!line.includes(`"${namespace}/${name}"`)) continue;
     let entry: { arrived?: number; neosets?: { neoset: string; timing?: RunTiming }[] };
     try {

@@ -4,8 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runsFromLog, stepBreakdown } from '../../bench/lib/step-breakdown.ts';
-import { cpuMs } from '../../bench/lib/cpu.ts';
+import { logLines, runsFromLog, stepBreakdown } from '../../bench/lib/step-breakdown.ts';
+import { cpuMs, descendants } from '../../bench/lib/cpu.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { timedRequests, type RunTiming } from '../../shared/k8s/run-timing.ts';
 
@@ -42,7 +42,7 @@ describe('step breakdown', () => {
     const line = (arrived: number) => JSON.stringify({ msg: 'event', arrived, neosets: [{ neoset: 'ns/app', timing }] });
     // An event that joined the run before the finish, and the finish's own.
     writeFileSync(log, ['not json', line(990), line(1020), JSON.stringify({ msg: 'event', arrived: 5, neosets: [{ neoset: 'ns/other', timing }] })].join('\n'));
-    const runs = runsFromLog(log, 'ns', 'app');
+    const runs = runsFromLog(logLines(log), 'ns', 'app');
     expect(runs).toHaveLength(1);
     const { p50, total, steps } = stepBreakdown({ runs, namespace: 'ns', written: ['app-1', 'app-0'], readies: [['app-1', 950]], finishes: new Map([['app-1', 1010]]), k: 1 });
     expect(steps).toBe(1);
@@ -53,5 +53,21 @@ describe('step breakdown', () => {
   it('reads CPU time of a process from /proc', () => {
     expect(cpuMs(process.pid)).toBeGreaterThan(0);
     expect(cpuMs(2 ** 22 + 1)).toBe(0);
+  });
+
+  it('finds the processes below this one with their command lines (a grandchild too)', async () => {
+    const { spawn } = await import('node:child_process');
+    // sh forks sleep (two commands: no exec of the last), so sleep is our grandchild.
+    const child = spawn('sh', ['-c', 'sleep 30; true'], { stdio: 'ignore' });
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const below = descendants();
+      expect(below.find((p) => p.pid === child.pid)?.argv).toEqual(['sh', '-c', 'sleep 30; true']);
+      const sleep = below.find((p) => p.comm === 'sleep' && p.argv.join(' ') === 'sleep 30');
+      expect(sleep).toBeDefined();
+      process.kill(sleep!.pid, 'SIGKILL');
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });

@@ -1,0 +1,44 @@
+// What bench/rollout.ts measures a rollout on, asked the same way whatever carries the events: the
+// dev stack with our event bridge (dev/stack.ts, bridgeRolloutStack below) or the real Knative
+// Eventing's ApiServerSource → Broker → Triggers (bench/lib/knative-side.ts).
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../../shared/k8s/client.ts';
+import type { DevStack } from '../../dev/stack.ts';
+import type { CpuGroup } from './cpu.ts';
+import { logLines } from './step-breakdown.ts';
+
+export interface RolloutStack {
+  kubeConfig: KubeConfig;
+  admin: KubeClient;
+  /** The processes whose CPU a rollout is charged, looked up now (a restarted pod has a new pid). */
+  cpuGroups(): CpuGroup[];
+  /** Base URLs of the reconcile and readiness functions (their /metrics). */
+  functionURLs: { reconcile: string; readiness: string };
+  /** The reconcile function's log lines so far (its JSON lines carry each run's timing). */
+  reconcileLog(): Promise<string[]>;
+  /** Resolves once the event path has delivered what it had (bounded by the caller). */
+  idle(): Promise<void>;
+}
+
+/** The bridge's dev stack: its pump knows when every event is delivered; its functions log to files. */
+export function bridgeRolloutStack(stack: DevStack, admin: KubeClient, cpu: CpuGroup[]): RolloutStack {
+  return {
+    kubeConfig: stack.cluster.kubeConfig(),
+    admin,
+    cpuGroups: () => cpu,
+    functionURLs: { reconcile: stack.functions.reconcile.url, readiness: stack.functions.readiness.url },
+    reconcileLog: async () => logLines(stack.functions.reconcile.process.logPath),
+    idle: () => stack.pump.idle(),
+  };
+}
+
+/** The samples of a function's /metrics whose series matches `series`, by series text. */
+export async function functionMetrics(url: string, series: RegExp): Promise<Map<string, number>> {
+  const samples = new Map<string, number>();
+  const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+  for (const line of text.split('\n')) {
+    const space = line.lastIndexOf(' ');
+    if (space > 0 && series.test(line)) samples.set(line.slice(0, space), Number(line.slice(space + 1)));
+  }
+  return samples;
+}
