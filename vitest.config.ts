@@ -6,8 +6,11 @@ import { defineConfig } from 'vitest/config';
 //     lane's files;
 //   - `integration-services`: the files that take the machine's one service network (kube-proxy's
 //     nftables tables, the API server's interface: dev/cluster/service-network.ts) — Services and
-//     DNS, Knative Eventing, `npm run dev` — each with control planes of its own. They cannot run
-//     beside each other; they run beside the first lane, whose control plane they never touch.
+//     DNS, Knative Eventing, `npm run dev`, process-mode kubelets — each with control planes of its
+//     own. They cannot run beside each other; they run beside the first lane, whose control plane
+//     they never touch.
+// vitest itself runs every file of the projects that turn file parallelism off one after another,
+// whichever project they belong to: `npm test` (test/run.ts) runs the lanes in two vitest processes.
 // `npx vitest run test/integration/<file>` runs one file in whichever lane it belongs to.
 const SERVICES = [
   'dev',
@@ -33,9 +36,6 @@ const integration = {
 
 export default defineConfig({
   test: {
-    // vitest's default is one worker per core less one: 1 on a 2-core machine, which runs every file
-    // after the other whatever the projects say. Three: the two lanes, and the unit files beside them.
-    maxWorkers: 3,
     reporters: ['default', './test/summary-reporter.ts'],
     projects: [
       {

@@ -1,0 +1,83 @@
+// `npm test`'s runner: two vitest processes side by side, one per lane of vitest.config.ts —
+//   - the `unit` project, then the `integration` lane (the shared control plane), in this terminal;
+//   - the `integration-services` lane (the machine's one service network), its lines prefixed
+//     "[services] ".
+// One process cannot do it: vitest runs every file of the projects that turn file parallelism off
+// one after another, whichever project they belong to. The closing line adds up both processes'
+// counts (test/summary-reporter.ts); the exit code is non-zero when either failed.
+//
+//   node test/run.ts [--integration-only] [vitest args…]
+// With `--project` among the args, one vitest process runs just what they name.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+const LANE_PREFIX = '[services] ';
+const SUMMARY = /^tests: (\d+) passed, (\d+) failed, (\d+) skipped$/;
+
+interface Counts {
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+interface Lane {
+  name: string;
+  child: ChildProcess;
+  counts?: Counts;
+  exit: Promise<number>;
+}
+
+const args = process.argv.slice(2);
+const integrationOnly = args.includes('--integration-only');
+const vitestArgs = args.filter((a) => a !== '--integration-only');
+
+/** Starts `vitest run` with `args`; with `prefix` (may be ''), its output is relayed line by line, prefixed, and its counts read. */
+function startLane(name: string, laneArgs: string[], prefix?: string): Lane {
+  const child = spawn('vitest', ['run', ...laneArgs], { stdio: prefix === undefined ? 'inherit' : ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : process.env.FORCE_COLOR } });
+  const lane: Lane = { name, child, exit: Promise.resolve(0) };
+  const relay = (stream: NodeJS.ReadableStream | null, to: NodeJS.WriteStream) => {
+    if (!stream) return;
+    createInterface({ input: stream }).on('line', (line) => {
+      const counted = SUMMARY.exec(line);
+      if (counted) lane.counts = { passed: Number(counted[1]), failed: Number(counted[2]), skipped: Number(counted[3]) };
+      // The lanes' own count lines are named, so that only the total below reads "tests: …".
+      to.write(counted ? `[${name}] ${line}\n` : `${prefix}${line}\n`);
+    });
+  };
+  if (prefix !== undefined) {
+    relay(child.stdout, process.stdout);
+    relay(child.stderr, process.stderr);
+  }
+  lane.exit = new Promise((resolve) => {
+    child.on('error', (err) => {
+      process.stderr.write(`${name}: vitest did not start: ${err.message}\n`);
+      resolve(1);
+    });
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+  return lane;
+}
+
+if (vitestArgs.includes('--project')) {
+  const lane = startLane('vitest', vitestArgs);
+  process.exitCode = await lane.exit;
+} else {
+  const started = Date.now();
+  const first = startLane(integrationOnly ? 'integration' : 'unit + integration', [...(integrationOnly ? [] : ['--project', 'unit']), '--project', 'integration', '--passWithNoTests', ...vitestArgs], '');
+  const services = startLane('integration-services', ['--project', 'integration-services', '--passWithNoTests', ...vitestArgs], LANE_PREFIX);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      for (const lane of [first, services]) lane.child.kill(signal);
+    });
+  }
+  const [firstCode, servicesCode] = await Promise.all([first.exit, services.exit]);
+  const seconds = ((Date.now() - started) / 1000).toFixed(0);
+  const said = (lane: Lane, code: number) =>
+    `${lane.name} ${code === 0 ? 'passed' : `FAILED (exit ${code})`}${lane.counts ? ` (${lane.counts.passed} passed, ${lane.counts.failed} failed, ${lane.counts.skipped} skipped)` : ' (no counts: did it start?)'}`;
+  const total = (k: keyof Counts) => (first.counts?.[k] ?? 0) + (services.counts?.[k] ?? 0);
+  // A lane that printed no counts failed to run: one failure more, so that the total never reads clean.
+  const unreported = [first, services].filter((lane) => !lane.counts).length;
+  process.stdout.write(`\n${said(first, firstCode)}; ${said(services, servicesCode)}; both lanes in ${seconds} s\n`);
+  process.stdout.write(`tests: ${total('passed')} passed, ${total('failed') + unreported} failed, ${total('skipped')} skipped\n`);
+  process.exitCode = firstCode !== 0 ? firstCode : servicesCode !== 0 ? servicesCode : unreported;
+}
