@@ -16,6 +16,7 @@ import { createWorkQueue } from './work-queue.ts';
 import { createProcessPods, type ProcessModeOptions, type ProcessPods } from './process/pods.ts';
 import { resolveCniPlugins } from '../cluster/binaries.ts';
 import { startVolumes, type Volumes, type VolumesOptions } from './volumes.ts';
+import { startLogServer, type LogServer } from './log-server.ts';
 
 export interface KubeletOptions {
   kubeConfig: KubeConfig;
@@ -52,6 +53,11 @@ export interface KubeletOptions {
    * resolveCniPlugins() (NEOSET_CNI_PATH, else the cached build).
    */
   processMode?: Omit<ProcessModeOptions, 'cniPath'> & { cniPath?: string };
+  /**
+   * Serve `kubectl logs` (log-server.ts: HTTPS on 127.0.0.1, the Node's ExternalIP and
+   * daemonEndpoints port). Default: on in process mode; a simulated pod's log is empty.
+   */
+  logServer?: boolean;
   /** The cluster's storage as a CSI driver would do it (volumes.ts: binds and resizes claims of class `standard`); off unless given. */
   volumes?: Pick<VolumesOptions, 'resizeDelayMs' | 'pollMs'>;
   log?: (msg: string) => void;
@@ -81,7 +87,25 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
   const log = (msg: string): void => opts.log?.(`[kubelet ${nodeName}] ${msg}`);
   const core = opts.kubeConfig.makeApiClient(CoreV1Api);
   const nodeResources: NodeResources = { allocatable: { cpu: '8', memory: '32Gi' }, ...opts.node };
-  const node = await registerNode(opts.kubeConfig, nodeName, log, nodeResources.allocatable);
+  const tracked = new Map<string, Tracked>();
+  let processes: ProcessPods | undefined;
+  const logServer: LogServer | undefined =
+    (opts.logServer ?? opts.processMode !== undefined)
+      ? await startLogServer({
+          kubeConfig: opts.kubeConfig,
+          nodeName,
+          lookup: (key, container, previous) => processes?.logOf(key, container, previous) ?? (tracked.has(key) ? { kind: 'empty' } : undefined),
+          log,
+        }).catch((err: unknown) => {
+          // Pods run without it: only `kubectl logs` is missing.
+          log(`kubectl logs not served: ${describeError(err)}`);
+          return undefined;
+        })
+      : undefined;
+  const node = await registerNode(opts.kubeConfig, nodeName, log, nodeResources.allocatable, logServer).catch(async (err: unknown) => {
+    await logServer?.stop();
+    throw err;
+  });
   const settings: SimSettings = {
     hostIP: node.hostIP,
     startDelayMs: opts.startDelayMs ?? 200,
@@ -91,8 +115,7 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     node: nodeResources,
   };
   const ips = createPodIPs(node.podSubnet);
-  const tracked = new Map<string, Tracked>();
-  const processes: ProcessPods | undefined = opts.processMode
+  processes = opts.processMode
     ? await createProcessPods(
         { ...opts.processMode, cniPath: opts.processMode.cniPath ?? (await resolveCniPlugins()) },
         {
@@ -103,6 +126,7 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
         },
       ).catch(async (err: unknown) => {
         await node.stop();
+        await logServer?.stop();
         throw err;
       })
     : undefined;
@@ -312,6 +336,7 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
       await volumes?.stop();
       await watch.stop();
       await queue.stop();
+      await logServer?.stop();
       await processes?.stop();
       await node.stop();
       log('stopped');

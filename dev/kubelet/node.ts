@@ -21,6 +21,16 @@ export interface RegisteredNode {
   stop(): Promise<void>;
 }
 
+/**
+ * Where kube-apiserver reaches this kubelet's HTTPS port (log-server.ts): reported as the Node's
+ * ExternalIP, which control-plane.ts's --kubelet-preferred-address-types puts first, and as
+ * daemonEndpoints' port. The InternalIP stays the host IP that pods are given.
+ */
+export interface KubeletEndpoint {
+  address: string;
+  port: number;
+}
+
 const LEASE_NAMESPACE = 'kube-node-lease';
 const LEASE_DURATION_SECONDS = 40;
 const LEASE_RENEW_MS = 10_000;
@@ -30,13 +40,14 @@ export async function registerNode(
   nodeName: string,
   log: (msg: string) => void,
   allocatable: { cpu: string; memory: string } = { cpu: '8', memory: '32Gi' },
+  kubeletEndpoint?: KubeletEndpoint,
 ): Promise<RegisteredNode> {
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const node = await ensureNode(core, nodeName);
   const index = subnetIndex(node.spec?.podCIDR) ?? 2;
   const hostIP = `172.18.0.${index}`;
   await core.patchNodeStatus(
-    { name: nodeName, body: { status: nodeStatus(nodeName, hostIP, allocatable) } },
+    { name: nodeName, body: { status: nodeStatus(nodeName, hostIP, allocatable, kubeletEndpoint) } },
     setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
   );
 
@@ -121,7 +132,7 @@ function subnetIndex(podCIDR: string | undefined): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-function nodeStatus(nodeName: string, hostIP: string, allocatable: { cpu: string; memory: string }): Record<string, unknown> {
+function nodeStatus(nodeName: string, hostIP: string, allocatable: { cpu: string; memory: string }, endpoint?: KubeletEndpoint): Record<string, unknown> {
   const now = new Date().toISOString();
   // The allocatable cpu/memory kube-apiserver's PodResizeValidator checks a resize against (SPEC §4.9).
   const resources = { ...allocatable, pods: String(MAX_PODS), 'ephemeral-storage': '100Gi' };
@@ -138,6 +149,7 @@ function nodeStatus(nodeName: string, hostIP: string, allocatable: { cpu: string
     allocatable: resources,
     addresses: [
       { type: 'InternalIP', address: hostIP },
+      ...(endpoint ? [{ type: 'ExternalIP', address: endpoint.address }] : []),
       { type: 'Hostname', address: nodeName },
     ],
     conditions: [
@@ -146,7 +158,7 @@ function nodeStatus(nodeName: string, hostIP: string, allocatable: { cpu: string
       condition('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
       condition('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status (simulated)'),
     ],
-    daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+    daemonEndpoints: { kubeletEndpoint: { Port: endpoint?.port ?? 10250 } },
     nodeInfo: {
       machineID: nodeName,
       systemUUID: nodeName,

@@ -7,6 +7,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CoreV1Api, V1ContainerStatus, V1Pod, V1PodStatus, V1Service } from '@kubernetes/client-node';
 import { statusCode } from '../api-errors.ts';
+import type { LogLookup } from '../log-server.ts';
 import { containersReadyCondition, readyCondition, setConditions } from '../conditions.ts';
 import { normalizeImage } from '../image.ts';
 import { apiTime } from '../pod-status.ts';
@@ -39,6 +40,12 @@ export interface ProcessPods {
   runs(key: string, pod: V1Pod): boolean;
   /** Makes what runs match the pod (sandbox, containers, in-place image changes) and says its status. */
   sync(key: string, pod: V1Pod, hostIP: string, podIP: string): Promise<{ status: V1PodStatus; wakeAt?: number }>;
+  /**
+   * Which log file `/containerLogs` of `container` serves (log-server.ts), by the rules of kubelet's
+   * validateContainerLogStatus: the running or last ended start, or with `previous` the one before;
+   * undefined when this pod runs no processes here.
+   */
+  logOf(key: string, container: string, previous: boolean): LogLookup | undefined;
   /** Begins stopping a deleted pod's containers (SIGTERM); whether every one has exited. */
   terminate(key: string, graceMs: number): boolean;
   /** Its processes killed, CNI DEL, its namespace and files removed; the containers' last statuses. */
@@ -228,6 +235,33 @@ export async function createProcessPods(
       }
       // Containers that cannot start yet are tried again, as kubelet's pod workers do.
       return { status: status(pod, sandbox, hostIP), wakeAt: sandbox.waiting.size > 0 ? Date.now() + 2000 : undefined };
+    },
+    logOf(key, container, previous) {
+      const sandbox = pods.get(key);
+      if (!sandbox) return undefined;
+      const pod = key.slice(key.indexOf('/') + 1);
+      const run = sandbox.runs.get(container);
+      if (!run) {
+        const waiting = sandbox.waiting.get(container);
+        if (!waiting) return { kind: 'error', status: 404, message: `container "${container}" not found in pod "${pod}"` };
+        return { kind: 'error', status: 400, message: `container "${container}" in pod "${pod}" is waiting to start: ${waiting.reason}` };
+      }
+      const status = run.status();
+      // Waiting (crash-loop back-off): restartCount already counts the next start, which has no file yet.
+      const current = status.state?.waiting ? status.restartCount - 1 : status.restartCount;
+      const start = previous ? current - 1 : current;
+      if (start < 0) {
+        return previous
+          ? { kind: 'error', status: 400, message: `previous terminated container "${container}" in pod "${pod}" not found` }
+          : { kind: 'error', status: 400, message: `container "${container}" in pod "${pod}" is waiting to start: ${status.state?.waiting?.reason ?? 'ContainerCreating'}` };
+      }
+      // The file of this start, named from the run's own count (never from the URL's names).
+      const path = join(sandbox.dir, 'logs', container, `${start}.log`);
+      const live = () => {
+        const now = run.status();
+        return pods.get(key) === sandbox && sandbox.runs.get(container) === run && now.state?.running !== undefined && now.restartCount === start;
+      };
+      return { kind: 'file', path, live };
     },
     terminate(key, graceMs) {
       const sandbox = pods.get(key);
