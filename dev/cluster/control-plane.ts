@@ -1,12 +1,12 @@
 // A real Kubernetes control plane for tests and local development (SPEC §7): etcd, kube-apiserver
 // and kube-controller-manager as child processes on free loopback ports, with a generated PKI.
 // No kubelet, scheduler or cloud: pods are run by the simulated kubelet (dev/kubelet).
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { resolveBinaries } from './binaries.ts';
-import { createClusterPki, issueServingCert, LOOPBACK_HOSTS, type ClusterPki } from './certs.ts';
+import { createClusterPki, issueClientCert, issueServingCert, LOOPBACK_HOSTS, type ClusterPki } from './certs.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { freePorts } from './ports.ts';
 import { probe, waitForHealthy, type TlsClient } from './probe.ts';
@@ -123,6 +123,8 @@ export interface Files {
   webhookClientCa: string;
   webhookKubeconfig: string;
   admissionConfig: string;
+  kubeletClientCert: string;
+  kubeletClientKey: string;
 }
 
 /** Where startControlPlane keeps its PKI, kubeconfigs and logs under `dir`. */
@@ -144,6 +146,8 @@ export function filesIn(dir: string): Files {
     webhookClientCa: at('pki/webhook-client-ca.crt'),
     webhookKubeconfig: at('webhook-client.kubeconfig'),
     admissionConfig: at('admission-config.yaml'),
+    kubeletClientCert: at('pki/apiserver-kubelet-client.crt'),
+    kubeletClientKey: at('pki/apiserver-kubelet-client.key'),
   };
 }
 
@@ -216,7 +220,10 @@ export function auditPolicy(podRequests = false): string {
 
 async function writePki(files: Files, pki: ClusterPki, server: string, policy: string): Promise<void> {
   // kube-controller-manager serves /healthz with a certificate of our CA, so the probe can verify it.
-  const kcmServing = await issueServingCert(pki.ca, LOOPBACK_HOSTS);
+  const [kcmServing, kubeletClient] = await Promise.all([
+    issueServingCert(pki.ca, LOOPBACK_HOSTS),
+    issueClientCert(pki.ca, { commonName: KUBELET_CLIENT_USER }),
+  ]);
   const admin = kubeconfigYaml({ server, caPem: pki.ca.certPem, client: pki.admin, user: 'admin' });
   const kcm = kubeconfigYaml({ server, caPem: pki.ca.certPem, client: pki.controllerManager, user: 'system:kube-controller-manager' });
   const contents: [string, string][] = [
@@ -234,6 +241,8 @@ async function writePki(files: Files, pki: ClusterPki, server: string, policy: s
     [files.webhookClientCa, pki.webhookClientCa.certPem],
     [files.webhookKubeconfig, webhookClientKubeconfig(pki.webhookClient)],
     [files.admissionConfig, admissionConfiguration(files.webhookKubeconfig)],
+    [files.kubeletClientCert, kubeletClient.certPem],
+    [files.kubeletClientKey, kubeletClient.keyPem],
   ];
   await mkdir(dirname(files.ca), { recursive: true, mode: 0o700 });
   await Promise.all(contents.map(([path, content]) => writeFile(path, content, { mode: 0o600 })));
@@ -294,7 +303,38 @@ function apiserverArgs(files: Files, port: number, etcdPort: number, serviceNetw
     `--audit-log-path=${files.auditLog}`,
     '--audit-log-format=json',
     `--admission-control-config-file=${files.admissionConfig}`,
+    // pods/log, exec and port-forward call the node's kubelet (dev/kubelet/log-server.ts) with this
+    // certificate, at the address a simulated kubelet serves on: its ExternalIP (127.0.0.1), else the
+    // Hostname (a simulated node's name, which resolves nowhere: a quick error, not a dial that hangs).
+    // Its self-signed serving certificate is not verified (no --kubelet-certificate-authority).
+    `--kubelet-client-certificate=${files.kubeletClientCert}`,
+    `--kubelet-client-key=${files.kubeletClientKey}`,
+    '--kubelet-preferred-address-types=ExternalIP,Hostname,InternalDNS,InternalIP,ExternalDNS',
   ];
+}
+
+/** The user of kube-apiserver's kubelet client certificate. */
+export const KUBELET_CLIENT_USER = 'kube-apiserver-kubelet-client';
+
+/**
+ * What the kubelet asks of the API server's authorizer for a log request (nodes/proxy, by
+ * SubjectAccessReview): granted to the API server's certificate by the bootstrap role kubeadm binds
+ * it to, system:kubelet-api-admin. Idempotent (a restart of the API server finds it in etcd).
+ */
+async function allowKubeletClient(kubeconfig: string): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  try {
+    await kc.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
+      body: {
+        metadata: { name: KUBELET_CLIENT_USER },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:kubelet-api-admin' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: KUBELET_CLIENT_USER }],
+      },
+    });
+  } catch (err) {
+    if ((err as { code?: number }).code !== 409) throw err;
+  }
 }
 
 export function controllerManagerArgs(files: Files, port: number, controllers = CONTROLLERS, kubeconfig = files.kcmKubeconfig): string[] {
@@ -373,6 +413,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   try {
     await launch('etcd');
     await launch('kube-apiserver');
+    await allowKubeletClient(files.kubeconfig);
     if (opts.controllerManager ?? true) {
       const controllers = [...CONTROLLERS, ...(opts.extraControllers ?? [])];
       const kcm = spawnLogged('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(files, kcmPort, controllers));
