@@ -19,6 +19,7 @@ const SERVICES = [
   'knative-e2e',
   'knative-eventing',
   'knative-neoset',
+  'kubectl-logs',
   'notifications',
   'prometheus-knative',
   'process-pods',
