@@ -44,7 +44,7 @@ const FUNCTIONS = new Set(['reconcile', 'readiness', 'admission']);
 /** Why the real-Knative side cannot run here (one line), or undefined when it can. */
 export function knativeUnavailable(env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (env.BENCH_KNATIVE === '0') return 'BENCH_KNATIVE=0';
-  if (process.getuid?.() !== 0) return 'it needs root (its pods run in network namespaces); run as root, or BENCH_KNATIVE=0 to skip it quietly';
+  if (process.getuid?.() !== 0) return 'it needs root (its pods run in network namespaces); run as root, or set BENCH_KNATIVE=0 to skip it';
   return undefined;
 }
 
