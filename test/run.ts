@@ -34,7 +34,15 @@ const vitestArgs = args.filter((a) => a !== '--integration-only');
 /** Starts `vitest run` with `args`; with `prefix` (may be ''), its output is relayed line by line, prefixed, and its counts read. */
 function startLane(name: string, laneArgs: string[], prefix?: string): Lane {
   const child = spawn('vitest', ['run', ...laneArgs], { stdio: prefix === undefined ? 'inherit' : ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : process.env.FORCE_COLOR } });
-  const lane: Lane = { name, child, exit: Promise.resolve(0) };
+  const exit = new Promise<number>((resolve) => {
+    child.on('error', (err) => {
+      process.stderr.write(`${name}: vitest did not start: ${err.message}\n`);
+      resolve(1);
+    });
+    // 'close', not 'exit': after the pipes are drained, so the count line has been read.
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+  const lane: Lane = { name, child, exit };
   const relay = (stream: NodeJS.ReadableStream | null, to: NodeJS.WriteStream) => {
     if (!stream) return;
     createInterface({ input: stream }).on('line', (line) => {
@@ -48,13 +56,6 @@ function startLane(name: string, laneArgs: string[], prefix?: string): Lane {
     relay(child.stdout, process.stdout);
     relay(child.stderr, process.stderr);
   }
-  lane.exit = new Promise((resolve) => {
-    child.on('error', (err) => {
-      process.stderr.write(`${name}: vitest did not start: ${err.message}\n`);
-      resolve(1);
-    });
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
-  });
   return lane;
 }
 
