@@ -12,6 +12,7 @@ import { NOTIFICATION_TYPE_PREFIX, type Notification, type NotificationData, typ
 import { API_VERSION } from '../api/names.ts';
 import type { Plan } from './plan.ts';
 import type { Snapshot } from './snapshot.ts';
+import { toMs } from './time.ts';
 
 /** Phases with rollout work left (§4.6). */
 const PENDING: ReadonlySet<Phase | undefined> = new Set<Phase | undefined>(['Canary', 'RollingOut', 'Paused', 'Failed']);
@@ -57,9 +58,8 @@ export function notifications(snapshot: Snapshot, plan: Pick<Plan, 'actions' | '
   if (!newRollout && consumed('promote')) add('promoted', request!);
   // Without canary steps, a promotion is the partition lowered to 0 by hand: Canary -> RollingOut.
   else if (!newRollout && steps.length === 0 && before.phase === 'Canary' && after.phase === 'RollingOut') add('promoted', `partition@${progressing?.lastTransitionTime ?? ''}`);
-  const pausedSince = condition(after, 'Paused')?.lastTransitionTime ?? '';
-  if (before.phase !== 'Paused' && after.phase === 'Paused') add('paused', pausedSince);
-  if (before.phase === 'Paused' && !newRollout && (after.phase === 'Canary' || after.phase === 'RollingOut' || after.phase === 'Completed')) add('resumed', pausedSince);
+  if (before.phase !== 'Paused' && after.phase === 'Paused') add('paused', pausedSince(after));
+  if (before.phase === 'Paused' && !newRollout && (after.phase === 'Canary' || after.phase === 'RollingOut' || after.phase === 'Completed')) add('resumed', condition(after, 'Paused')?.lastTransitionTime ?? '');
   if (before.phase !== 'Failed' && after.phase === 'Failed') add('failed', progressing?.lastTransitionTime ?? '', { reason: progressing?.reason, message: progressing?.message });
   const abort = canary?.abort;
   if (abort && (!wasCanary?.abort || consumed('abort') || newRollout)) add('aborted', abort.at, { reason: abort.reason, message: abort.message });
@@ -72,6 +72,19 @@ export function notifications(snapshot: Snapshot, plan: Pick<Plan, 'actions' | '
     add('scaled', `${replicas}@${generation}`);
   }
   return out;
+}
+
+/**
+ * When the phase became Paused, as status stores it. Phase Paused needs the Paused and Progressing
+ * conditions both True (status/phase.ts, conditions.ts), so entering it flips one of them: Paused from
+ * Canary or RollingOut, Progressing from Failed, Completed or Idle; the later of their transition
+ * times is the entry's, and neither moves while the pause lasts. The Paused condition alone is not:
+ * it stays True across Paused -> Failed -> Paused (an in-place deadline passed, then the late pod
+ * finished), and the second pause would repeat the first one's id — sent again by a later write.
+ */
+function pausedSince(s: NeoSetStatus): string {
+  const times = [condition(s, 'Paused')?.lastTransitionTime ?? '', condition(s, 'Progressing')?.lastTransitionTime ?? ''];
+  return times.reduce((a, b) => (toMs(b) > toMs(a) ? b : a));
 }
 
 function settled(s: NeoSetStatus, replicas: number): boolean {

@@ -1,6 +1,7 @@
 // §4.12 rollout notifications on the in-memory world: what the applier sends after each status write
 // (shared/core/notifications.ts decides, shared/events/notify.ts sends), for canary → pause → promote →
-// complete, a failed rollout → undo, pause/resume, a scale, and a crash before the status write.
+// complete, a failed rollout → undo, pause/resume, a pause interrupted by a failure, a scale, and a crash
+// before the status write.
 import { describe, expect, it } from 'vitest';
 import { NotificationData, type Notification } from '../../shared/api/notification.ts';
 import { canaryCommand, type CanaryCommand } from '../../shared/core/canary/commands.ts';
@@ -119,6 +120,24 @@ describe('rollout notifications (§4.12)', () => {
     await tick(w, 10);
     expect(kinds(w.notifications)).toEqual(['started', 'step 0/3', 'step 1/3', 'paused', 'failed', 'aborted']);
     expect(w.notifications.at(-1)!.data).toMatchObject({ reason: 'Aborted', message: expect.stringContaining('kubectl neoset rollout abort') });
+  });
+
+  it('a pause interrupted by a failure: paused, failed, paused again when the late pod finishes — two pauses, two ids', async () => {
+    const w = await settled({ replicas: 5, image: 'app:v1', updateStrategy: { inPlaceUpdateStrategy: { timeoutSeconds: 20 }, canary: { steps: STEPS } } });
+    w.setImage('app:v2');
+    await w.reconcile(); // step 0: pods 3 and 4 to update
+    command(w, 'promote'); // step 1, the pause, with their updates still to finish
+    await w.reconcile();
+    await w.reconcile();
+    expect(w.neoset.status!.phase).toBe('Paused');
+    w.advance(21); // the kubelet is slow: the in-place deadline passes
+    await w.reconcile();
+    expect(w.neoset.status!.phase).toBe('Failed');
+    w.kubeletSettle(4);
+    await tick(w, 3);
+    expect(w.neoset.status!.phase).toBe('Paused');
+    const told = w.notifications.filter((n) => n.kind === 'paused' || n.kind === 'failed');
+    expect(told.map((n) => n.id.split('/').slice(3).join('/'))).toEqual(['paused/2025-01-01T00:00:00Z', 'failed/2025-01-01T00:00:21Z', 'paused/2025-01-01T00:00:21Z']);
   });
 
   it('nothing is sent by a decider whose status write did not land (a crash before it, a lost race); the next one sends it, with the same id', async () => {
