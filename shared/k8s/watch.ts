@@ -23,6 +23,12 @@ export interface ResilientWatchOptions {
   initialAdds?: boolean;
   onEvent: (type: WatchEventType, obj: KubeObject) => void;
   onError?: (err: Error) => void;
+  /**
+   * Every change up to `resourceVersion` has been delivered: after each watch event, at each
+   * bookmark, and after a list's differences. What orders this stream against another one (etcd's
+   * revisions are one sequence for every resource of a cluster).
+   */
+  onProgress?: (resourceVersion: string) => void;
   /** Server-side watch timeout, below client-node's 30 s inactivity abort. Default 25 s. */
   timeoutSeconds?: number;
 }
@@ -71,6 +77,15 @@ export function resilientWatch(opts: ResilientWatchOptions): ResilientWatch {
     }
     if (!first) for (const [key, { obj }] of [...known]) if (!seen.has(key)) emit('DELETED', obj);
     resourceVersion = list.metadata.resourceVersion;
+    progress();
+  }
+
+  function progress() {
+    try {
+      opts.onProgress?.(resourceVersion);
+    } catch (err) {
+      opts.onError?.(err as Error);
+    }
   }
 
   async function open(): Promise<void> {
@@ -82,11 +97,13 @@ export function resilientWatch(opts: ResilientWatchOptions): ResilientWatch {
       (type, obj) => {
         if (type === 'BOOKMARK') {
           resourceVersion = obj.metadata.resourceVersion;
+          progress();
         } else if (type === 'ERROR') {
           if (obj?.code === 410) gone = true;
         } else {
           resourceVersion = obj.metadata.resourceVersion;
           emit(type as WatchEventType, obj);
+          progress();
         }
       },
       (err) => {

@@ -1,18 +1,27 @@
 // Watches every Pod and NeoSet of a test namespace and runs the invariant checker (SPEC §7) over
 // each state it observes — the same checker the property tests run over decide() — keeping every
-// violation, and a timeline of pod states for timing assertions.
+// violation, and a timeline of pod states for timing assertions. The two watches are merged in
+// resourceVersion order (ordered-merge.ts), so that each state checked is one the cluster was in.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, LABEL_NEOSET_NAME, PLURAL } from '../../shared/api/names.ts';
 import { NeoSet } from '../../shared/api/neoset.ts';
 import { checkInvariants } from '../oracle/index.ts';
 import type { Pod } from '../../shared/core/objects.ts';
+import { createKubeClient } from '../../shared/k8s/client.ts';
 import { resilientWatch, type KubeObject } from '../../shared/k8s/watch.ts';
+import { orderedMerge, type Change, type Stream } from './ordered-merge.ts';
+
+/** How long received changes wait on a quiet stream before a list of it is asked whether it has more. */
+const PROBE_MS = 100;
 
 export interface ObservedViolation {
   at: string;
   neoset: string;
   violation: unknown;
   pods: string[];
+  /** The NeoSet state the violation was found in: its resourceVersion and the pods its status names as updating. */
+  neosetVersion?: string;
+  currentUpdatePods?: string[];
 }
 
 export interface Observer {
@@ -78,6 +87,8 @@ export function startObserver(kc: KubeConfig, namespace: string): Observer {
       });
     },
     stop: () => {
+      stopped = true;
+      clearTimeout(probeTimer);
       for (const w of watches) w.stop();
     },
   };
@@ -88,7 +99,14 @@ export function startObserver(kc: KubeConfig, namespace: string): Observer {
     const current = { neoset, pods: obs.pods(name) };
     obs.checks++;
     for (const violation of checkInvariants({ ...current, previous: previous.get(name) })) {
-      obs.violations.push({ at: new Date().toISOString(), neoset: name, violation, pods: current.pods.map(describePod) });
+      obs.violations.push({
+        at: new Date().toISOString(),
+        neoset: name,
+        violation,
+        pods: current.pods.map(describePod),
+        neosetVersion: neoset.metadata.resourceVersion,
+        currentUpdatePods: neoset.status?.currentUpdatePods,
+      });
     }
     previous.set(name, current);
   };
@@ -97,32 +115,65 @@ export function startObserver(kc: KubeConfig, namespace: string): Observer {
     for (const w of [...waiters]) w();
   };
 
-  const watches = [
-    resilientWatch({
-      kubeConfig: kc,
-      path: `/apis/${API_VERSION}/namespaces/${namespace}/${PLURAL}`,
-      initialAdds: true,
-      onEvent: (type, obj: KubeObject) => {
-        if (type === 'DELETED') neosets.delete(obj.metadata.name);
-        else {
-          const parsed = NeoSet.safeParse({ apiVersion: API_VERSION, kind: 'NeoSet', ...obj });
-          if (parsed.success) neosets.set(obj.metadata.name, parsed.data);
+  const apply = ({ stream, type, obj }: Change) => {
+    if (stream === 'neosets') {
+      if (type === 'DELETED') neosets.delete(obj.metadata.name);
+      else {
+        const parsed = NeoSet.safeParse({ apiVersion: API_VERSION, kind: 'NeoSet', ...obj });
+        if (parsed.success) neosets.set(obj.metadata.name, parsed.data);
+      }
+      changed(obj.metadata.name);
+    } else {
+      if (type === 'DELETED') pods.delete(obj.metadata.name);
+      else pods.set(obj.metadata.name, obj as unknown as Pod);
+      changed(obj.metadata.labels?.[LABEL_NEOSET_NAME]);
+    }
+  };
+  const merge = orderedMerge(apply);
+
+  // A quiet stream holds received changes back until it shows it has nothing older to deliver.
+  const client = createKubeClient(kc);
+  const paths: Record<Stream, { path: string; labelSelector?: string }> = {
+    neosets: { path: `/apis/${API_VERSION}/namespaces/${namespace}/${PLURAL}` },
+    pods: { path: `/api/v1/namespaces/${namespace}/pods`, labelSelector: LABEL_NEOSET_NAME },
+  };
+  let stopped = false;
+  let probeTimer: NodeJS.Timeout | undefined;
+  const probeSoon = () => {
+    if (stopped || probeTimer !== undefined || merge.holdingBack() === undefined) return;
+    probeTimer = setTimeout(async () => {
+      const stream = merge.holdingBack();
+      try {
+        if (stream && !stopped) {
+          const { path, labelSelector } = paths[stream];
+          const list = await client.request<{ metadata: { resourceVersion: string }; items: KubeObject[] }>('GET', path, { query: { labelSelector } });
+          merge.listed(stream, list.metadata.resourceVersion, list.items);
         }
-        changed(obj.metadata.name);
-      },
-    }),
+      } catch {
+        // The API is away for now (a restart under test): the next probe asks again.
+      } finally {
+        probeTimer = undefined;
+        probeSoon();
+      }
+    }, PROBE_MS);
+  };
+  const watch = (stream: Stream, onReceive?: (type: string, obj: KubeObject) => void) =>
     resilientWatch({
       kubeConfig: kc,
-      path: `/api/v1/namespaces/${namespace}/pods`,
-      labelSelector: LABEL_NEOSET_NAME,
+      ...paths[stream],
       initialAdds: true,
       onEvent: (type, obj: KubeObject) => {
-        if (type === 'DELETED') pods.delete(obj.metadata.name);
-        else pods.set(obj.metadata.name, obj as unknown as Pod);
-        obs.podHistory.push({ seenAt: Date.now(), type, pod: obj as unknown as Pod });
-        changed(obj.metadata.labels?.[LABEL_NEOSET_NAME]);
+        onReceive?.(type, obj);
+        merge.receive({ stream, type, obj });
       },
-    }),
+      onProgress: (rv) => {
+        merge.progress(stream, rv);
+        probeSoon();
+      },
+    });
+  const watches = [
+    watch('neosets'),
+    watch('pods', (type, obj) => obs.podHistory.push({ seenAt: Date.now(), type, pod: obj as unknown as Pod })),
   ];
   obs.ready = Promise.all(watches.map((w) => w.ready)).then(() => {});
   return obs;
