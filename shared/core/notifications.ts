@@ -52,7 +52,8 @@ export function notifications(snapshot: Snapshot, plan: Pick<Plan, 'actions' | '
     const reused = snapshot.revisions.some((r) => r.metadata.name === rev);
     add(reused ? 'rolledback' : 'started', '');
   }
-  if (canary && (newRollout || !wasCanary || wasCanary.stepIndex !== canary.stepIndex || consumed('promote'))) {
+  // A retry starts the aborted canary again at step 0 (with a new stepStartedAt, so a new id): reached again.
+  if (canary && (newRollout || !wasCanary || wasCanary.stepIndex !== canary.stepIndex || consumed('promote') || consumed('retry'))) {
     add('step', `${canary.stepIndex}@${canary.stepStartedAt}`);
   }
   if (!newRollout && consumed('promote')) add('promoted', request!);

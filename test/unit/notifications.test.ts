@@ -122,6 +122,19 @@ describe('rollout notifications (§4.12)', () => {
     expect(w.notifications.at(-1)!.data).toMatchObject({ reason: 'Aborted', message: expect.stringContaining('kubectl neoset rollout abort') });
   });
 
+  it('an abort, then a retry: the canary is told to start again at step 0, with an id of its own', async () => {
+    const w = await settled({ replicas: 5, image: 'app:v1', updateStrategy: { canary: { steps: STEPS } } });
+    w.setImage('app:v2');
+    await until(w, (x) => x.neoset.status!.phase === 'Paused');
+    command(w, 'abort');
+    await tick(w, 10);
+    command(w, 'retry');
+    await until(w, (x) => x.neoset.status!.phase === 'Paused');
+    const told = deduplicated(w.notifications);
+    expect(kinds(told)).toEqual(['started', 'step 0/3', 'step 1/3', 'paused', 'failed', 'aborted', 'step 0/3', 'step 1/3', 'paused']);
+    expect(new Set(told.map((n) => n.id)).size).toBe(told.length);
+  });
+
   it('a pause interrupted by a failure: paused, failed, paused again when the late pod finishes — two pauses, two ids', async () => {
     const w = await settled({ replicas: 5, image: 'app:v1', updateStrategy: { inPlaceUpdateStrategy: { timeoutSeconds: 20 }, canary: { steps: STEPS } } });
     w.setImage('app:v2');
