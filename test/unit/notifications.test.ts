@@ -42,6 +42,16 @@ function deduplicated(sent: Notification[]): Notification[] {
 
 const kinds = (ns: Notification[]) => ns.map((n) => (n.kind === 'step' ? `step ${n.data.step!.index}/${n.data.step!.total}` : n.kind));
 
+/** A canary rolled out to its pause step, then aborted by hand, and its abort taken. */
+async function abortedAtThePause(): Promise<World> {
+  const w = await settled({ replicas: 5, image: 'app:v1', updateStrategy: { canary: { steps: STEPS } } });
+  w.setImage('app:v2');
+  await until(w, (x) => x.neoset.status!.phase === 'Paused');
+  command(w, 'abort');
+  await tick(w, 10);
+  return w;
+}
+
 describe('rollout notifications (§4.12)', () => {
   it('canary → pause → promote → complete: each kind once, in order; ids and data as the contract says', async () => {
     const w = await settled({ replicas: 5, image: 'mysql:8.0', updateStrategy: { canary: { steps: STEPS } } });
@@ -113,21 +123,13 @@ describe('rollout notifications (§4.12)', () => {
   });
 
   it('an abort by hand: aborted (and failed, reason Aborted) once', async () => {
-    const w = await settled({ replicas: 5, image: 'app:v1', updateStrategy: { canary: { steps: STEPS } } });
-    w.setImage('app:v2');
-    await until(w, (x) => x.neoset.status!.phase === 'Paused');
-    command(w, 'abort');
-    await tick(w, 10);
+    const w = await abortedAtThePause();
     expect(kinds(w.notifications)).toEqual(['started', 'step 0/3', 'step 1/3', 'paused', 'failed', 'aborted']);
     expect(w.notifications.at(-1)!.data).toMatchObject({ reason: 'Aborted', message: expect.stringContaining('kubectl neoset rollout abort') });
   });
 
   it('an abort, then a retry: the canary is told to start again at step 0, with an id of its own', async () => {
-    const w = await settled({ replicas: 5, image: 'app:v1', updateStrategy: { canary: { steps: STEPS } } });
-    w.setImage('app:v2');
-    await until(w, (x) => x.neoset.status!.phase === 'Paused');
-    command(w, 'abort');
-    await tick(w, 10);
+    const w = await abortedAtThePause();
     command(w, 'retry');
     await until(w, (x) => x.neoset.status!.phase === 'Paused');
     const told = deduplicated(w.notifications);
