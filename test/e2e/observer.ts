@@ -11,8 +11,11 @@ import { createKubeClient } from '../../shared/k8s/client.ts';
 import { resilientWatch, type KubeObject } from '../../shared/k8s/watch.ts';
 import { orderedMerge, type Change, type Stream } from './ordered-merge.ts';
 
-/** How long received changes wait on a quiet stream before a list of it is asked whether it has more. */
-const PROBE_MS = 100;
+/**
+ * How long received changes wait on a quiet stream before a list of it is asked whether it has more:
+ * what the merged view lags behind the watches at most, plus the list's round trip.
+ */
+const PROBE_MS = 25;
 
 export interface ObservedViolation {
   at: string;
@@ -30,7 +33,10 @@ export interface Observer {
   violations: ObservedViolation[];
   /** States checked. */
   checks: number;
-  /** Every pod state observed, in order, with the local time it was seen. */
+  /**
+   * Every pod state observed, in resourceVersion order, with the local time it entered the merged
+   * view — the view `until` and `pods` read, so that a time taken after an `until` orders as they do.
+   */
   podHistory: { seenAt: number; type: string; pod: Pod }[];
   neoset(name: string): NeoSet | undefined;
   pods(neoset: string): Pod[];
@@ -126,6 +132,7 @@ export function startObserver(kc: KubeConfig, namespace: string): Observer {
     } else {
       if (type === 'DELETED') pods.delete(obj.metadata.name);
       else pods.set(obj.metadata.name, obj as unknown as Pod);
+      obs.podHistory.push({ seenAt: Date.now(), type, pod: obj as unknown as Pod });
       changed(obj.metadata.labels?.[LABEL_NEOSET_NAME]);
     }
   };
@@ -157,24 +164,18 @@ export function startObserver(kc: KubeConfig, namespace: string): Observer {
       }
     }, PROBE_MS);
   };
-  const watch = (stream: Stream, onReceive?: (type: string, obj: KubeObject) => void) =>
+  const watch = (stream: Stream) =>
     resilientWatch({
       kubeConfig: kc,
       ...paths[stream],
       initialAdds: true,
-      onEvent: (type, obj: KubeObject) => {
-        onReceive?.(type, obj);
-        merge.receive({ stream, type, obj });
-      },
+      onEvent: (type, obj: KubeObject) => merge.receive({ stream, type, obj }),
       onProgress: (rv) => {
         merge.progress(stream, rv);
         probeSoon();
       },
     });
-  const watches = [
-    watch('neosets'),
-    watch('pods', (type, obj) => obs.podHistory.push({ seenAt: Date.now(), type, pod: obj as unknown as Pod })),
-  ];
+  const watches = [watch('neosets'), watch('pods')];
   obs.ready = Promise.all(watches.map((w) => w.ready)).then(() => {});
   return obs;
 }

@@ -34,7 +34,8 @@ const phaseOf = (p: Pod) => {
   const raw = p.metadata.annotations?.[ANNOTATION_INPLACE_STATE];
   return raw ? (JSON.parse(raw) as { phase: string }).phase : undefined;
 };
-const states = (since: number) => stack.observer.podHistory.filter((h) => h.seenAt >= since && h.pod.metadata.name === POD).map((h) => h.pod);
+/** The pod's states observed from `from` on (resourceVersion order: the observer's history is in it). */
+const states = (from: Pod) => stack.observer.podHistory.map((h) => h.pod).filter((p) => p.metadata.name === POD && BigInt(p.metadata.resourceVersion!) >= BigInt(from.metadata.resourceVersion!));
 
 describe('forged Pod events to the readiness function (issue 19, point 1)', () => {
   it('neither reopen a draining pod\'s gate nor finish an update that never happened; the rollout then finishes', async () => {
@@ -48,11 +49,10 @@ describe('forged Pod events to the readiness function (issue 19, point 1)', () =
     await applyNeoSet(stack, neosetManifest({ name: NAME, replicas: 3, image: 'mysql:8.0', updateStrategy: { maxUnavailable: 1, inPlaceUpdateStrategy: { gracePeriodSeconds: 30 } } }));
     await untilStatus(stack, NAME, '3 ready pods', (n) => n.status?.readyReplicas === 3);
     await setImage(stack, NAME, 'mysql:8.1');
-    await stack.observer.until(`${POD} draining`, () => {
+    const draining = await stack.observer.until(`${POD} draining`, () => {
       const p = stack.observer.pods(NAME).find((p) => p.metadata.name === POD);
-      return p && phaseOf(p) === 'Draining' && gateOf(p)?.status === 'False';
+      return p && phaseOf(p) === 'Draining' && gateOf(p)?.status === 'False' ? p : undefined;
     });
-    const since = Date.now();
     const drained = await readPod();
     expect(imageOf(drained)).toBe('mysql:8.0');
 
@@ -112,7 +112,7 @@ describe('forged Pod events to the readiness function (issue 19, point 1)', () =
 
     // Every state of the pod seen from the drain on: the gate never True while its old image is in
     // its spec, and the state annotation never gone before that (no update "finished" unpatched).
-    const seen = states(since);
+    const seen = states(draining);
     expect(seen.length).toBeGreaterThan(0);
     const early = seen.filter((p) => imageOf(p) === 'mysql:8.0');
     expect(early.length).toBeGreaterThan(0);
