@@ -33,6 +33,9 @@ export interface ResilientWatchOptions {
   timeoutSeconds?: number;
 }
 
+/** An object's identity across its versions: its uid, or namespace/name for an object without one. */
+export const objectKey = (o: KubeObject): string => o.metadata.uid ?? `${o.metadata.namespace}/${o.metadata.name}`;
+
 export interface ResilientWatch {
   stop(): void;
   /** Resolves once the initial list is done and the first watch is open. */
@@ -51,10 +54,9 @@ export function resilientWatch(opts: ResilientWatchOptions): ResilientWatch {
   let markReady: () => void = () => {};
   const ready = new Promise<void>((r) => (markReady = r));
 
-  const keyOf = (o: KubeObject) => o.metadata.uid ?? `${o.metadata.namespace}/${o.metadata.name}`;
   const emit = (type: WatchEventType, obj: KubeObject) => {
-    if (type === 'DELETED') known.delete(keyOf(obj));
-    else known.set(keyOf(obj), { rv: obj.metadata.resourceVersion ?? '', obj });
+    if (type === 'DELETED') known.delete(objectKey(obj));
+    else known.set(objectKey(obj), { rv: obj.metadata.resourceVersion ?? '', obj });
     try {
       opts.onEvent(type, obj);
     } catch (err) {
@@ -68,7 +70,7 @@ export function resilientWatch(opts: ResilientWatchOptions): ResilientWatch {
     });
     const seen = new Set<string>();
     for (const item of list.items) {
-      const key = keyOf(item);
+      const key = objectKey(item);
       seen.add(key);
       const before = known.get(key);
       if (first ? opts.initialAdds : !before) emit('ADDED', item);

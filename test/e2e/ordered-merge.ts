@@ -10,7 +10,8 @@
 // it has not delivered moves its frontier to the list's resourceVersion (observer.ts probes that way).
 // A relist after 410 Gone reports its differences with the versions they carry (a deletion its last
 // one): the history between is lost, and the merge orders what it has.
-import type { KubeObject, WatchEventType } from '../../shared/k8s/watch.ts';
+import { isComparable } from '../../shared/k8s/resource-version.ts';
+import { objectKey as keyOf, type KubeObject, type WatchEventType } from '../../shared/k8s/watch.ts';
 
 export type Stream = 'neosets' | 'pods';
 export interface Change {
@@ -30,8 +31,7 @@ export interface OrderedMerge {
   listed(stream: Stream, resourceVersion: string, items: KubeObject[]): boolean;
 }
 
-const rvOf = (s: string | undefined): bigint => (s !== undefined && /^\d+$/.test(s) ? BigInt(s) : 0n);
-const keyOf = (o: KubeObject) => o.metadata.uid ?? `${o.metadata.namespace}/${o.metadata.name}`;
+const rvOf = (s: string | undefined): bigint => (s !== undefined && isComparable(s) ? BigInt(s) : 0n);
 
 export function orderedMerge(apply: (change: Change) => void): OrderedMerge {
   const frontier: Record<Stream, bigint> = { neosets: 0n, pods: 0n };
