@@ -7,7 +7,10 @@
 // An event can wait when the pod's next change is someone else's and will come as its own event:
 //   * an update in flight (state annotation): its next step is the grace period's (the decision that
 //     drained it set a re-check), the kubelet's (restart), or the readiness function's (done → finish);
-//     a NeoSet change that re-targets or abandons it comes as a NeoSet event, a deadline as a re-check;
+//     a NeoSet change that re-targets or abandons it comes as a NeoSet event, a deadline as a re-check.
+//     Not once the event's pod shows it done and Ready on the new images with its gate open: that pod
+//     counts as available before the finish write (availability.ts doneAndAvailable), so this is the
+//     event that frees a budget slot;
 //   * the gate just opened (True) on ready containers while the pod's Ready is not True yet: the
 //     kubelet's Ready follows, and that event is the one that frees a slot.
 // Never for a pod whose resize cannot be done (§4.9: refused, or Infeasible — the rollout fails at
@@ -26,7 +29,7 @@ import { ANNOTATION_RESTART_BASE, KIND } from '../api/names.ts';
 import { restartsSinceUpdate } from './canary/restarts.ts';
 import type { NeoSet } from '../api/neoset.ts';
 import type { Pod } from './objects.ts';
-import { inTerminalPhase, inPlaceGate, isReady, isTerminating, podCondition } from './pods/conditions.ts';
+import { inTerminalPhase, inPlaceGate, inPlaceUpdateDone, isReady, isTerminating, podCondition } from './pods/conditions.ts';
 import { podInPlaceState } from './pods/in-place-state.ts';
 
 /** Why reconcile may leave this NeoSet update event alone, or null when it must reconcile. */
@@ -46,7 +49,11 @@ export function podEventCanSkip(pod: Pod): string | null {
   // §4.11: a canary pod's own restarts (past the base its image patch recorded) are news for the
   // maxRestarts analysis, which aborts at once rather than at the next resync tick.
   if (pod.metadata.annotations?.[ANNOTATION_RESTART_BASE] !== undefined && restartsSinceUpdate(pod) > 0) return null;
-  if (state !== null) return 'in-place update in flight';
+  // Done by either readiness mode (the NeoSet's fallback for a state without one is not read here):
+  // not skipping costs one reconcile, skipping would leave the freed slot to the resync tick.
+  // minReadySeconds is not known here either: a pod Ready for less is served by that decision's re-check.
+  const done = state !== null && inPlaceGate(pod)?.status === 'True' && isReady(pod) && (inPlaceUpdateDone(pod, state, 'Probe') || inPlaceUpdateDone(pod, state, 'Ready'));
+  if (state !== null && !done) return 'in-place update in flight';
   if (inPlaceGate(pod)?.status === 'True' && podCondition(pod, 'ContainersReady')?.status === 'True' && !isReady(pod)) return 'gate open, Ready pending';
   return null;
 }

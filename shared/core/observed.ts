@@ -10,6 +10,7 @@ import type { ObjectRef } from './plan.ts';
 import { objectRef, parseOrdinal, podRevision } from './pods/identity.ts';
 import { ordinalPositions, ordinalsInRange } from './ordinals.ts';
 import { inTerminalPhase, isTerminating } from './pods/conditions.ts';
+import { doneAndAvailable } from './pods/availability.ts';
 import { resolveRevisions, type Revisions } from './revisions/revisions.ts';
 import type { Snapshot } from './snapshot.ts';
 import { templateChange, type TemplateChange } from './revisions/template-diff.ts';
@@ -22,6 +23,12 @@ export interface ObservedPod {
   /** The pod's revision: its controller-revision-hash label, or the revision that one equals (Revisions.on). */
   revision: string | undefined;
   state: InPlaceState | null;
+  /**
+   * Its in-place update is done and the pod available (doneAndAvailable, §4.4 step 3, §4.5): the state
+   * waits only for the readiness function's finish write. Whether that ends the pod's update in this
+   * decision depends on where the rollout goes: inUpdate().
+   */
+  done: boolean;
   terminating: boolean;
   /** Phase Failed or Succeeded. */
   terminalPhase: boolean;
@@ -62,6 +69,17 @@ export interface Observed {
 
 export type UpdateClaim = NonNullable<NeoSetStatus['updateClaims']>[number];
 
+/**
+ * §4.4: the pod is in its update — it carries an in-place state, unless that update is done, the pod
+ * available, toward `target` (the revision the rollout moves pods to). A done pod the rollout now sends
+ * elsewhere is re-targeted in this very decision, a drain again: it stays counted, as it did before.
+ * What the budget, the claim set (currentUpdatePods), updatedReplicas, currentRevision, a canary's step
+ * and OrderedReady ask; the in-place steps themselves follow the state (in-place-steps.ts).
+ */
+export function inUpdate(v: ObservedPod, target: string): boolean {
+  return v.state !== null && !(v.done && v.state.revision === target);
+}
+
 export function observe(snapshot: Snapshot, nowMs: number): Observed {
   const { neoset } = snapshot;
   const views: ObservedPod[] = [];
@@ -70,6 +88,8 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
   const usable = snapshot.revisions.filter((r) => controlOf(neoset, r) !== 'other');
   const revisions = resolveRevisions(neoset, usable);
   const ordinals = ordinalsInRange(neoset.spec);
+  const { minReadySeconds } = neoset.spec;
+  const readiness = neoset.spec.updateStrategy.inPlaceUpdateStrategy.readiness;
   const positions = ordinalPositions(ordinals);
   for (const pod of snapshot.pods) {
     const ordinal = parseOrdinal(neoset.metadata.name, pod.metadata.name);
@@ -88,6 +108,8 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
       ref,
       revision: revisions.on(podRevision(pod)),
       state,
+      // The mode the update started under (recorded in its state), as inFlightStep judges it.
+      done: state?.phase === 'Updating' && !terminating && doneAndAvailable(pod, state, state.readiness ?? readiness, minReadySeconds, nowMs),
       terminating,
       terminalPhase: inTerminalPhase(pod),
       inRange: positions.has(ordinal),
@@ -112,7 +134,6 @@ export function observe(snapshot: Snapshot, nowMs: number): Observed {
     }
     return known;
   };
-  const minReadySeconds = neoset.spec.minReadySeconds;
   return {
     neoset,
     nowMs,

@@ -4,7 +4,7 @@
 // then work toward it.
 import type { AnalysisMeasurement } from './snapshot.ts';
 import { isAvailable } from './pods/availability.ts';
-import type { Observed, ObservedPod } from './observed.ts';
+import { inUpdate, type Observed, type ObservedPod } from './observed.ts';
 import type { Revision } from './revisions/revisions.ts';
 import { canaryProgress, type CanaryProgress } from './canary/progress.ts';
 
@@ -56,12 +56,12 @@ export function rolloutTarget(o: Observed, measurement: AnalysisMeasurement | un
 
 /**
  * §4.2: currentRevision advances only when every pod in range (Observed.ordinals) exists, runs the target
- * (label, and no in-place update in flight) and is available — so never while partition holds pods back.
+ * (label, and no in-place update in flight: inUpdate) and is available — so never while partition holds pods back.
  */
 function rolloutDone(ordinals: number[], byOrdinal: Map<number, ObservedPod>, target: string, minReady: number, nowMs: number): boolean {
   for (const i of ordinals) {
     const v = byOrdinal.get(i);
-    if (!v || v.terminating || v.revision !== target || v.state !== null || !isAvailable(v.pod, minReady, nowMs)) return false;
+    if (!v || v.terminating || v.revision !== target || inUpdate(v, target) || !isAvailable(v.pod, minReady, nowMs)) return false;
   }
   return true;
 }

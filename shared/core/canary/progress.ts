@@ -19,7 +19,7 @@ import { rfc3339, toMs } from '../time.ts';
 import { pauseEnd } from './position.ts';
 import { restartsSinceUpdate } from './restarts.ts';
 import { holds, parseSuccessCondition, partitionAt, pauseMs } from './steps.ts';
-import type { ObservedPod } from '../observed.ts';
+import { inUpdate, type ObservedPod } from '../observed.ts';
 
 /** How soon an inconclusive analysis is tried again. */
 export const INCONCLUSIVE_RETRY_MS = 10_000;
@@ -149,7 +149,7 @@ export function canaryProgress(f: CanaryFacts): CanaryProgress {
 function partitionComplete(f: CanaryFacts, partition: number): boolean {
   for (const i of f.ordinals.slice(partition)) {
     const v = f.byOrdinal.get(i);
-    if (!v || v.terminating || v.revision !== f.updateRevision || v.state !== null || !isAvailable(v.pod, f.minReadySeconds, f.nowMs)) return false;
+    if (!v || v.terminating || v.revision !== f.updateRevision || inUpdate(v, f.updateRevision) || !isAvailable(v.pod, f.minReadySeconds, f.nowMs)) return false;
   }
   return true;
 }

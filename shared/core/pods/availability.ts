@@ -1,10 +1,10 @@
 // Availability (§4.5): Ready for at least minReadySeconds, measured from the Ready condition's
 // lastTransitionTime so that it survives any restart of the function. And the stricter notion the
-// update budget uses (§4.4): an in-place update in flight makes a pod unavailable even while Ready.
-import { podInPlaceState } from './in-place-state.ts';
-import { inHooks } from './lifecycle-state.ts';
+// update budget uses (§4.4): an in-place update in flight makes a pod unavailable even while Ready —
+// until it is done and available, which readiness's finish write (the annotation's removal) follows.
+import type { InPlaceState } from '../../api/inplace-state.ts';
 import type { Pod } from '../objects.ts';
-import { isReady, isTerminating, podCondition } from './conditions.ts';
+import { inPlaceGate, inPlaceUpdateDone, isReady, isTerminating, podCondition, type ReadinessMode } from './conditions.ts';
 import { toMs } from '../time.ts';
 
 /**
@@ -26,9 +26,21 @@ export function isAvailable(pod: Pod, minReadySeconds: number, nowMs: number): b
 }
 
 /**
- * Unavailable as the maxUnavailable budget counts it: not available, an update in flight (§4.4), or
- * in its update hooks, PreparingUpdate to Updated (§4.10: until its owner says "re-joined").
+ * An in-place update whose pod no longer counts as in its update (§4.4 steps 3–4, issue 24): done by
+ * step 3's checks (inPlaceUpdateDone, the readiness function's own rule), its gate open, and
+ * available. What is left is the readiness function's finish write — the annotation's removal and the
+ * duration histogram — which changes nothing the budget, the status or a canary count, so the next
+ * pod need not wait for it. Judged from the pod as read, never from an event: the containerStatuses,
+ * the gate and Ready together. Ready must also be newer than the gate's opening: the kubelet computes
+ * Ready from the gate, so a Ready that turned True before the gate opened is one from before the drain
+ * that a kubelet has not recomputed yet (8b92b7c), not the new containers' — and its lastTransitionTime
+ * would start minReadySeconds too early. A kubelet clock behind ours only delays this to the finish
+ * write, as before. Both times are whole seconds: Ready in the gate's second counts.
  */
-export function isUnavailableForBudget(pod: Pod | undefined, minReadySeconds: number, nowMs: number): boolean {
-  return !pod || !isAvailable(pod, minReadySeconds, nowMs) || podInPlaceState(pod) !== null || inHooks(pod);
+export function doneAndAvailable(pod: Pod, state: InPlaceState, mode: ReadinessMode, minReadySeconds: number, nowMs: number): boolean {
+  const gate = inPlaceGate(pod);
+  const ready = podCondition(pod, 'Ready');
+  if (gate?.status !== 'True' || !gate.lastTransitionTime || !ready?.lastTransitionTime) return false;
+  if (toMs(ready.lastTransitionTime) < toMs(gate.lastTransitionTime) || !inPlaceUpdateDone(pod, state, mode)) return false;
+  return isAvailable(pod, minReadySeconds, nowMs);
 }

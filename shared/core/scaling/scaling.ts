@@ -3,7 +3,7 @@
 import { rolloutInProgress, type Rollout } from '../target.ts';
 import { volumeClaimNames, volumeClaimOwners, newVolumeClaim, replaceVolumeClaimOwners } from './volume-claims.ts';
 import type { PersistentVolumeClaim } from '../objects.ts';
-import type { ObservedPod } from '../observed.ts';
+import { inUpdate, type ObservedPod } from '../observed.ts';
 import type { Action } from '../plan.ts';
 import { newPod, objectRef, podName } from '../pods/identity.ts';
 import { isRunningAndReady } from '../pods/conditions.ts';
@@ -94,10 +94,11 @@ export function scalingActions(o: Rollout, pvcs: Map<string, PersistentVolumeCla
     } else if (v.terminalPhase) {
       remove(v, `pod phase ${v.pod.status?.phase}`);
       if (ordered) return actions;
-    } else if (ordered && (!isRunningAndReady(v.pod) || v.state !== null || v.claimed)) {
+    } else if (ordered && (!isRunningAndReady(v.pod) || inUpdate(v, o.target.name) || v.claimed)) {
       // A pod in its update (an in-place state, or a live claim whose drain may land any moment) is
       // not Ready for OrderedReady even while its Ready condition still says so: the drain sets the
       // gate False before the kubelet recomputes Ready, and a pod list may not show the drain yet.
+      // One done and available (inUpdate) is Ready on its new images: its finish write is not waited for.
       return actions;
     }
   }

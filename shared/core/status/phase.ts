@@ -4,17 +4,18 @@ import { rolloutInProgress, type Rollout } from '../target.ts';
 import type { Phase } from '../../api/neoset.ts';
 import type { FailureReason } from '../failure.ts';
 import { inHooks } from '../pods/lifecycle-state.ts';
+import { inUpdate } from '../observed.ts';
 
 /**
  * The rollout has work left (§4.6: phase RollingOut/Canary/Paused rather than Completed): a new
  * revision to reach (rolloutInProgress: currentRevision != the target), or a pod in range with
- * an update in flight, in its update hooks (§4.10), or at position >= partition and not on the
+ * an update in flight (inUpdate), in its update hooks (§4.10), or at position >= partition and not on the
  * target (after a rollback to the current revision, current == target but pods still have to move back).
  */
 export function rolloutUnfinished(o: Rollout): boolean {
   if (rolloutInProgress(o)) return true;
   const { partition } = o;
-  return o.pods.some((v) => v.inRange && !v.terminating && (v.state !== null || inHooks(v.pod) || (v.position >= partition && v.revision !== o.target.name)));
+  return o.pods.some((v) => v.inRange && !v.terminating && (inUpdate(v, o.target.name) || inHooks(v.pod) || (v.position >= partition && v.revision !== o.target.name)));
 }
 
 export function phaseOf(o: Rollout, unfinished: boolean, failure: FailureReason | null): Phase {

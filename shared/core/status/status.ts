@@ -5,7 +5,7 @@ import { isAvailable } from '../pods/availability.ts';
 import { CONDITION_CLAIMS_RESIZED, claimsCondition } from './claims-condition.ts';
 import { neosetConditions } from './conditions.ts';
 import type { ClaimGrowth } from '../update/claim-growth.ts';
-import type { UpdateClaim } from '../observed.ts';
+import { inUpdate, type UpdateClaim } from '../observed.ts';
 import type { Failure } from '../failure.ts';
 import { phaseOf } from './phase.ts';
 import { isReady } from '../pods/conditions.ts';
@@ -28,7 +28,7 @@ export function computeStatus(
     if (v.terminating) continue;
     const ready = isReady(v.pod);
     const available = ready && isAvailable(v.pod, o.minReadySeconds, o.nowMs);
-    const updated = v.revision === o.revisions.update.name && v.state === null && !growth?.notDone.has(v.name);
+    const updated = v.revision === o.revisions.update.name && !inUpdate(v, o.target.name) && !growth?.notDone.has(v.name);
     n.replicas++;
     if (ready) n.ready++;
     if (available) n.available++;
@@ -58,7 +58,9 @@ export function computeStatus(
     phase,
     // Not the pods whose claims resize (§4.12): a pod named here without an update in flight is a
     // claim of §2.0, judged by the spec it was named under; the ClaimsResized condition names those.
-    currentUpdatePods: o.pods.filter((v) => v.state !== null || inHooks(v.pod) || claims.has(v.name)).map((v) => v.name),
+    // Nor a pod done and available whose state awaits the finish write: it leaves in the write that
+    // claims the next pod.
+    currentUpdatePods: o.pods.filter((v) => inUpdate(v, o.target.name) || inHooks(v.pod) || claims.has(v.name)).map((v) => v.name),
     ...(o.canary.status ? { canary: o.canary.status } : {}),
     ...(claims.size > 0 ? { updateClaims: [...claims.values()].sort((a, b) => a.pod.localeCompare(b.pod)) } : {}),
     conditions: neosetConditions(

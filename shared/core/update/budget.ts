@@ -1,8 +1,10 @@
 // The update budget (§3, §4.4): maxUnavailable resolved against replicas, what is spent of it, and
 // which of the pods waiting to start it lets start.
 import type { NeoSetSpec } from '../../api/neoset.ts';
-import type { Observed, ObservedPod } from '../observed.ts';
-import { isAvailable, isUnavailableForBudget } from '../pods/availability.ts';
+import { inUpdate, type ObservedPod } from '../observed.ts';
+import { isAvailable } from '../pods/availability.ts';
+import { inHooks } from '../pods/lifecycle-state.ts';
+import type { Rollout } from '../target.ts';
 import { parsePercent } from '../percent.ts';
 
 /**
@@ -31,14 +33,27 @@ export interface ClaimsResizing {
   claimsResizing?: ReadonlySet<string>;
 }
 
-/** Pod `i` of the ordinals in range counts against maxUnavailable: missing, terminating, not available, mid-update, claimed, or its claims resizing (§4.4, §2.0, §4.12). */
-export function countsUnavailable(o: Observed & ClaimsResizing, i: number): boolean {
+/**
+ * Pod `i` of the ordinals in range counts against maxUnavailable: missing, terminating, not available,
+ * in its update (inUpdate: an in-place state until done and available), in its update hooks (§4.10:
+ * PreparingUpdate to Updated, until its owner says "re-joined"), claimed, or its claims resizing
+ * (§4.4, §2.0, §4.12).
+ */
+export function countsUnavailable(o: Rollout & ClaimsResizing, i: number): boolean {
   const v = o.byOrdinal.get(i);
-  return !v || v.terminating || v.claimed || o.claimsResizing?.has(v.name) === true || isUnavailableForBudget(v.pod, o.minReadySeconds, o.nowMs);
+  return (
+    !v ||
+    v.terminating ||
+    v.claimed ||
+    o.claimsResizing?.has(v.name) === true ||
+    !isAvailable(v.pod, o.minReadySeconds, o.nowMs) ||
+    inUpdate(v, o.target.name) ||
+    inHooks(v.pod)
+  );
 }
 
 /** Pods in range (Observed.ordinals, §4.12) that count against maxUnavailable (countsUnavailable). */
-export function unavailableInRange(o: Observed & ClaimsResizing): number {
+export function unavailableInRange(o: Rollout & ClaimsResizing): number {
   let n = 0;
   for (const i of o.ordinals) if (countsUnavailable(o, i)) n++;
   return n;
@@ -50,7 +65,7 @@ export function unavailableInRange(o: Observed & ClaimsResizing): number {
  * claimed (counted as unavailable already), adds nothing when it starts; nothing starts while the
  * budget is overspent.
  */
-export function withinBudget(o: Observed & ClaimsResizing, waiting: ObservedPod[]): ObservedPod[] {
+export function withinBudget(o: Rollout & ClaimsResizing, waiting: ObservedPod[]): ObservedPod[] {
   let slots = resolveMaxUnavailable(o.neoset.spec) - unavailableInRange(o);
   if (slots < 0) return [];
   return waiting.filter((v) => {
