@@ -7,7 +7,7 @@
 //   back to currentRevision, whatever its ordinal (Abort below checks the direction).
 //   CanaryStep   status.canary.stepIndex moves forward, for the same revision, only past steps that
 //                were complete in one of the two states: a partition step with every pod >= its
-//                partition on the update revision, Ready, with no update in flight; a timed pause
+//                partition on the update revision, Ready, with no update in flight (view.ts inUpdate); a timed pause
 //                whose duration (from stepStartedAt) had run out by the later observation; never a
 //                pause without duration — those only by a promote (status.canary.request).
 //   Abort        while both states' canary is aborted, the update revision it rolls back from is no
@@ -113,7 +113,7 @@ function incomplete(prev: View, now: View, c: CanaryFacts, i: number): string | 
   const done = (v: View) => {
     for (const o of rangeOf(v).ordinals.slice(partition)) {
       const p = v.byOrdinal.get(o);
-      if (!p || p.terminating || p.revision !== v.revisions.update || p.state !== null || !p.ready) return false;
+      if (!p || p.terminating || p.revision !== v.revisions.update || p.inUpdate || !p.ready) return false;
     }
     return true;
   };

@@ -74,7 +74,7 @@ function drain(prev: View, now: View, p: PodFacts, report: Report): void {
   }
 }
 
-interface Change {
+export interface Change {
   /** container -> image it must now run. */
   targets: Record<string, string>;
   previousImageIDs: Record<string, string>;
@@ -115,14 +115,14 @@ function imagesChanged(before: Pod, after: Pod): Change {
 
 const imagesOf = (pod: Pod) => pod.spec.containers.map((c) => c.image);
 
-const stateChange = (state: InPlaceState): Change => ({ targets: state.targetImages, previousImageIDs: state.previousImageIDs, previousContainerIDs: state.previousContainerIDs });
+export const stateChange = (state: InPlaceState): Change => ({ targets: state.targetImages, previousImageIDs: state.previousImageIDs, previousContainerIDs: state.previousContainerIDs });
 
 /**
  * §4.4 step 3 but readiness: every changed container runs its target (normalized image; a digest-pinned
  * target is not compared, the runtime may report it otherwise) and was restarted by the kubelet (a new
  * imageID, or a new containerID when one was recorded). Once so, so it stays until the next patch.
  */
-function restarted(pod: Pod, change: Change): boolean {
+export function restarted(pod: Pod, change: Change): boolean {
   if (pod.status?.phase !== 'Running') return false;
   const statuses = pod.status.containerStatuses ?? [];
   return Object.entries(change.targets).every(([name, image]) => {

@@ -414,7 +414,7 @@ describe('oracle: one pod\'s in-place update', () => {
     expect(found(w, retarget)).toEqual(['Drain']);
   });
 
-  it('MaxUnavailable: a pod whose gate opened on its restart holds its budget slot until its state is gone — probe passed or not', async () => {
+  it('MaxUnavailable: a pod whose gate opened on its restart holds its budget slot until its probe passed and it is available — not until its state is gone', async () => {
     const w = await patched({ updateStrategy: { maxUnavailable: 1 } });
     w.kubeletSync('web-3'); // restarted on v2, not ready
     setCondition(w.pod(3)!, CONDITION_INPLACE_READY, 'True', w.now);
@@ -422,11 +422,62 @@ describe('oracle: one pod\'s in-place update', () => {
     inPlace(w, 'web-2');
     expect(found(w, previous)).toEqual(['MaxUnavailable']);
     delete w.pod(2)!.metadata.annotations![ANNOTATION_INPLACE_STATE];
-    w.kubeletSync('web-3'); // probe passed, Ready; the state still on it
+    w.kubeletSync('web-3'); // probe passed, Ready; the state still on it (the finish write not yet made)
     expect(w.pod(3)!.status!.conditions!.find((c) => c.type === 'Ready')?.status).toBe('True');
     const ready = w.observation();
     inPlace(w, 'web-2');
+    expect(found(w, ready)).toEqual([]);
+  });
+
+  it('MaxUnavailable: done and Ready but inside minReadySeconds, the pod with its state still holds its slot', async () => {
+    const w = await patched({ minReadySeconds: 30, updateStrategy: { maxUnavailable: 1 } });
+    w.kubeletSync('web-3'); // restarted on v2, not ready
+    setCondition(w.pod(3)!, CONDITION_INPLACE_READY, 'True', w.now);
+    w.kubeletSync('web-3'); // Ready now
+    const ready = w.observation();
+    inPlace(w, 'web-2');
     expect(found(w, ready)).toEqual(['MaxUnavailable']);
+    delete w.pod(2)!.metadata.annotations![ANNOTATION_INPLACE_STATE];
+    w.advance(30);
+    const available = w.observation();
+    inPlace(w, 'web-2');
+    expect(found(w, available)).toEqual([]);
+  });
+
+  it('MaxUnavailable: a done and available pod re-targeted (its drainStartedAt kept) leaves service again: with another start, past the budget', async () => {
+    const w = await patched({ updateStrategy: { maxUnavailable: 1 } });
+    w.kubeletSync('web-3');
+    setCondition(w.pod(3)!, CONDITION_INPLACE_READY, 'True', w.now);
+    w.kubeletSync('web-3'); // done and available, state still on it
+    const done = w.observation();
+    const state = JSON.parse(w.pod(3)!.metadata.annotations![ANNOTATION_INPLACE_STATE]);
+    w.setImage('nginx:v3');
+    const v3 = storeTemplate(w);
+    w.pod(3)!.metadata.annotations![ANNOTATION_INPLACE_STATE] = JSON.stringify({ revision: v3, phase: 'Draining', drainStartedAt: state.drainStartedAt });
+    setCondition(w.pod(3)!, CONDITION_INPLACE_READY, 'False', w.now);
+    expect(found(w, done)).toEqual([]); // the re-target alone fits
+    inPlace(w, 'web-2', { revision: v3 });
+    expect(found(w, done)).toEqual(['MaxUnavailable']);
+  });
+
+  it('CurrentRevision: a pod done and available with its state still on it is not in flight; one whose probe has not passed is', async () => {
+    const w = await rolling({ replicas: 1 });
+    const from = current(w);
+    const cs = w.pod(0)!.status!.containerStatuses![0];
+    inPlace(w, 'web-0', { phase: 'Updating', startedAt: at(w.now), targetImages: { app: 'nginx:v2' }, previousImageIDs: { app: cs.imageID }, previousContainerIDs: { app: cs.containerID } });
+    setCondition(w.pod(0)!, CONDITION_INPLACE_READY, 'False', w.now);
+    w.pod(0)!.spec.containers[0].image = 'nginx:v2';
+    w.pod(0)!.metadata.labels![LABEL_REVISION_HASH] = update(w);
+    w.kubeletSync('web-0'); // restarted on v2, not ready
+    setCondition(w.pod(0)!, CONDITION_INPLACE_READY, 'True', w.now);
+    const restarted = w.observation();
+    w.neoset.status = { ...w.neoset.status, currentRevision: update(w) };
+    expect(found(w, restarted)).toEqual(['CurrentRevision']);
+    w.neoset.status = { ...w.neoset.status, currentRevision: from };
+    w.kubeletSync('web-0'); // probe passed: Ready, the state still on it
+    const ready = w.observation();
+    w.neoset.status = { ...w.neoset.status, currentRevision: update(w) };
+    expect(found(w, ready)).toEqual([]);
   });
 
   it('InPlaceDone: the state removed before the new container is ready', async () => {

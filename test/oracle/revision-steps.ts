@@ -11,7 +11,8 @@
 //   NewPodRevision   a new pod starts on currentRevision; on updateRevision only when no rollout is in
 //                    progress, or its ordinal >= partition and the rollout is not paused (§4.3).
 //   CurrentRevision  status.currentRevision moves only to updateRevision, with every pod
-//                    in range (ordinals.ts) on it, Ready and with no update in flight (§4.2).
+//                    in range (ordinals.ts) on it, Ready and with no update in flight (§4.2; one done
+//                    and available that still carries its state is not in flight: view.ts inUpdate).
 import type { Report } from './types.ts';
 import { belowPartition, rangeOf, rank } from './ordinals.ts';
 import { claimed } from './update-claims.ts';
@@ -83,7 +84,7 @@ function currentRevision(prev: View, now: View, report: Report): void {
   const done = (v: View) => {
     for (const i of rangeOf(v).ordinals) {
       const p = v.byOrdinal.get(i);
-      if (!p || p.terminating || p.revision !== to || p.state !== null || !p.ready) return false;
+      if (!p || p.terminating || p.revision !== to || p.inUpdate || !p.ready) return false;
     }
     return true;
   };

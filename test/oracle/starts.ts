@@ -10,7 +10,7 @@
 //                   (claimed work aside, as for Pause).
 //   MaxUnavailable  the pods in range in both states unavailable in both (the started ones aside), plus
 //                   the started ones that are not rescue-eligible, fit in maxUnavailable (the larger
-//                   of the two). A start claimed in an earlier state (§2.0) was judged when its claim
+//                   of the two). A pod done and available whose state is re-targeted counts as started. A start claimed in an earlier state (§2.0) was judged when its claim
 //                   appeared, as a start then: a claimed pod takes its slot from the claim on. Kubelet failures between the states may make more pods unavailable,
 //                   but then nothing may start.
 //   Rescue          reported instead of MaxUnavailable when the other starts fit in the budget and the
@@ -47,7 +47,13 @@ export function startInvariants(prev: View, now: View, report: Report): void {
   const unclaimed = started.filter((p) => !inFlight.has(p.name));
   // Newly claimed, not started yet: they take their budget slots now.
   const claiming = now.pods.filter((p) => claimed(now).has(p.name) && !inFlight.has(p.name) && p.state === null && !p.terminating && !started.includes(p));
-  budget(prev, now, [...unclaimed, ...claiming], report);
+  // A pod done and available that still carries its state, sent to another revision (drainStartedAt
+  // kept: no new start above), leaves service again: for the budget it is a start.
+  const retargeted = now.pods.filter((p) => {
+    const before = prev.byUid.get(p.uid);
+    return !p.terminating && p.state !== null && before?.state != null && !before.unavailable && before.state.revision !== p.state.revision && !started.includes(p);
+  });
+  budget(prev, now, [...unclaimed, ...claiming, ...retargeted], report);
   if (started.length === 0) return;
   if (unclaimed.length > 0 && ((prev.pause && now.pause) || (prev.strategy === 'OnDelete' && now.strategy === 'OnDelete'))) {
     report('Pause', `updates started while ${now.pause ? 'paused' : 'OnDelete'}: ${names(unclaimed)}`);

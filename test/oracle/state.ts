@@ -6,7 +6,8 @@
 //                   no two stored revisions share a number (§4.2: pruning never removes one in use);
 //   ClaimOwnership  the NeoSet is never a claim's controller (StatefulSet retention semantics, §4.1);
 //   MaxUnavailable  (without a previous state) the updates in flight on pods in range (ordinals.ts) that the
-//                   rescue rule does not exempt fit in maxUnavailable (§4.4).
+//                   rescue rule does not exempt fit in maxUnavailable (§4.4); a state whose update is done
+//                   and available is not in flight (view.ts inUpdate).
 import { CONDITION_INPLACE_READY, KIND, LABEL_NEOSET_NAME, LABEL_POD_INDEX, LABEL_POD_NAME, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 import { inRange } from './ordinals.ts';
 import type { Report } from './types.ts';
@@ -80,7 +81,7 @@ function claimControllers(v: View, report: Report): void {
 export function budgetWithoutPrevious(v: View, report: Report): void {
   const known = new Set([v.revisions.current, v.revisions.update].filter((r) => r !== undefined));
   const mayBeRescue = (p: PodFacts) => !p.ready && (p.state!.phase === 'Updating' || p.revision === undefined || !known.has(p.revision));
-  const counted = v.pods.filter((p) => inRange(v, p.ordinal) && p.state !== null && !mayBeRescue(p));
+  const counted = v.pods.filter((p) => inRange(v, p.ordinal) && p.inUpdate && !mayBeRescue(p));
   if (counted.length > v.maxUnavailable) {
     report('MaxUnavailable', `${counted.length} pods mid-update that no rescue explains (${counted.map((p) => p.name).join(', ')}) > maxUnavailable ${v.maxUnavailable}`);
   }

@@ -1,11 +1,12 @@
 // One observed state read into the facts the SPEC's rules speak of: the NeoSet with its defaults
 // (§3), pods by ordinal (§4.1), which revisions are update/current (§4.2), and which pods are
 // unavailable in the budget's sense (§4.4, and §4.10: in its update hooks).
-import { LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
+import { CONDITION_INPLACE_READY, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 import { NeoSet } from '../../shared/api/neoset.ts';
 import type { PersistentVolumeClaim, Pod } from '../../shared/core/objects.ts';
 import { canaryFacts, partitionAtStep, type CanaryFacts } from './canary.ts';
 import { inPlaceState, type InPlaceState } from './inplace-state.ts';
+import { restarted, stateChange } from './in-place-steps.ts';
 import { resolveRevisions, type RevisionFacts } from './revisions.ts';
 import type { Observation } from './types.ts';
 import { condition, isTrue, seconds } from './wire.ts';
@@ -23,9 +24,17 @@ export interface PodFacts {
   /** Running, Ready, not terminating: what OrderedReady waits for (§4.3). */
   runningAndReady: boolean;
   /**
-   * §4.4: terminating, not Ready, Ready for less than minReadySeconds, or carrying an in-place state.
-   * A gate reopened on the restart (§4.4 step 3, issue 24) changes none of it: the pod is not Ready
-   * before its probes pass (Ready = containers ready AND gates), and keeps its state until done.
+   * §4.4: carrying an in-place state whose update is not both done and available — done: every changed
+   * container restarted on its new image and ready, the pod's ContainersReady True (so done by either
+   * readiness mode, §4.5); available: its gate open, Ready, for minReadySeconds. Such a pod keeps its
+   * state only until the readiness function's finish write, and counts as updated (issue 24).
+   */
+  inUpdate: boolean;
+  /**
+   * §4.4: terminating, not Ready, Ready for less than minReadySeconds, in its update (inUpdate), or in
+   * its update hooks. A gate reopened on the restart (§4.4 step 3, issue 24) changes none of it: the
+   * pod is not Ready before its probes pass (Ready = containers ready AND gates), and is in its update
+   * until done and available.
    */
   unavailable: boolean;
 }
@@ -108,6 +117,8 @@ function podFacts(pod: Pod, ordinal: number, minReadySeconds: number, at: number
   const state = inPlaceState(pod);
   const terminating = Boolean(pod.metadata.deletionTimestamp);
   const ready = isTrue(pod, 'Ready');
+  const available = ready && !terminating && !insideMinReady(pod, minReadySeconds, at);
+  const inUpdate = state !== null && !(available && doneOnPod(pod, state));
   return {
     pod,
     name: pod.metadata.name,
@@ -118,8 +129,17 @@ function podFacts(pod: Pod, ordinal: number, minReadySeconds: number, at: number
     terminating,
     ready,
     runningAndReady: pod.status?.phase === 'Running' && ready && !terminating,
-    unavailable: terminating || !ready || state !== null || inHooks(pod) || insideMinReady(pod, minReadySeconds, at),
+    inUpdate,
+    unavailable: !available || inUpdate || inHooks(pod),
   };
+}
+
+/** §4.4 step 3 on the pod alone, by both readiness modes, and its gate open (what step 4 then writes). */
+function doneOnPod(pod: Pod, state: InPlaceState): boolean {
+  if (state.phase !== 'Updating' || !isTrue(pod, CONDITION_INPLACE_READY) || !isTrue(pod, 'ContainersReady')) return false;
+  const change = stateChange(state);
+  const statuses = pod.status?.containerStatuses ?? [];
+  return restarted(pod, change) && Object.keys(change.targets).every((name) => statuses.find((s) => s.name === name)?.ready === true);
 }
 
 /**
