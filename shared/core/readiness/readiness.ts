@@ -42,7 +42,9 @@ export function podReadiness(pod: Pod, nowMs: number, fallbackMode: 'Probe' | 'R
  * endpoints only once its probes pass, as it would after any container restart, and the kubelet's
  * Ready no longer waits for one more write of ours after them. The state annotation stays (phase
  * Updating): the pod counts as in an update — unavailable for the budget, not updated, not counted by
- * a canary's analysis — until the update is done (step 3b), and the deadline (step 5) still runs.
+ * a canary's analysis — until the update is done (step 3b) and the pod available (reconcile asks
+ * doneAndAvailable, pods/availability.ts, without waiting for the finish write that follows), and the
+ * deadline (step 5) still runs.
  */
 function openGateOnRestart(pod: Pod, state: InPlaceState, nowMs: number): Extract<Action, { kind: 'setInPlaceReady' }> | null {
   if (inPlaceGate(pod)?.status === 'True' || !isRunningAndStarted(pod) || !inPlaceRestarted(pod, state)) return null;

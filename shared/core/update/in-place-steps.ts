@@ -19,8 +19,9 @@
 // The grace period runs from the moment the gate became False (its lastTransitionTime), not from
 // the annotation write: that is when the pod left the Service endpoints. The gate opens again once
 // the changed containers run the new images, before their probes pass (readiness.ts, step 3a): the
-// kubelet's Ready waits for those; the state stays until done, so the pod counts as in its update
-// (the budget, the status, a canary) and the deadline runs until then.
+// kubelet's Ready waits for those; the state stays until done, and the deadline runs until then. The
+// pod counts as in its update (the budget, the status, a canary) until done and available
+// (observed.ts inUpdate): from then on only the finish write is left, off the rollout's critical path.
 import type { Rollout } from '../target.ts';
 import { ANNOTATION_INPLACE_STATE, ANNOTATION_RESTART_BASE } from '../../api/names.ts';
 import { restartBase } from '../canary/restarts.ts';
