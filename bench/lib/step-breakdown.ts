@@ -1,8 +1,9 @@
 // Where a NeoSet step's time goes (issue 24 point 2): from a pod Ready on the new image, as the
-// benchmark's watch saw it, to the next pod's drain written — through the readiness function's finish
-// (the state annotation gone, seen by the same watch), the reconcile function's event (its arrival),
-// the run that answered it (start, reads done, decision made) and that run's writes (the claim: its
-// NeoSet status PUT; the drain: the pod's status PATCH). The run's times are from the reconcile
+// benchmark's watch saw it, to the next pod's drain written — through the reconcile function's event
+// (its arrival: the kubelet's Ready event, since a pod done and available counts before readiness's
+// finish write), the run that answered it (start, reads done, decision made) and that run's writes (the
+// claim: its NeoSet status PUT; the drain: the pod's status PATCH). The readiness function's finish
+// (the state annotation gone, seen by the same watch) is off that path now; its delay is reported last. The run's times are from the reconcile
 // function's log (each event's line carries the run's timing, shared/k8s/run-timing.ts), on the same
 // machine's clock as the watch's.
 import { readFileSync } from 'node:fs';
@@ -39,13 +40,15 @@ export function runsFromLog(lines: string[], namespace: string, name: string): R
   return [...runs.values()];
 }
 
-export const SEGMENTS = ['ready→finish', 'finish→event', 'event→run', 'run→read', 'read→decide', 'decide→claim', 'claim→drain'] as const;
+/** The step's path in order, then 'ready→finish': the readiness function's finish, off the path. */
+export const SEGMENTS = ['ready→event', 'event→run', 'run→read', 'read→decide', 'decide→claim', 'claim→drain', 'ready→finish'] as const;
 
 /**
- * Per step: the i-th pod Ready pairs with the (k+i)-th drain (as stepLatency does); the finish is that
- * Ready pod's; the event is the first the drain's run answered that arrived after the finish. Returns
- * each segment's p50 (ms), the p50 of the whole (Ready → drain written: medians do not add up), and
- * how many steps were matched with a run.
+ * Per step: the i-th pod Ready pairs with the (k+i)-th drain (as stepLatency does); the event is the one
+ * the drain's run answered that arrived nearest the Ready (the watch and the function see the API
+ * server's events apart, either first); the finish is that Ready pod's. Returns each segment's p50
+ * (ms), the p50 of the whole path (Ready → drain written: medians do not add up), and how many steps
+ * were matched with a run.
  */
 export function stepBreakdown(opts: {
   runs: Run[];
@@ -66,13 +69,14 @@ export function stepBreakdown(opts: {
     const [readyPod, readyAt] = opts.readies[i];
     const finish = opts.finishes.get(readyPod);
     const run = opts.runs.find((r) => r.timing.requests.some(([, what]) => what === drainPath(next)));
-    if (!run || finish === undefined || run.timing.read === undefined || run.timing.decided === undefined) continue;
+    if (!run || run.timing.read === undefined || run.timing.decided === undefined) continue;
     const writes = run.timing.requests;
     const drainAt = writes.findIndex(([, what]) => what === drainPath(next));
     const claim = writes.slice(0, drainAt).findLast(([, what]) => what.startsWith('PUT ') && what.endsWith('/status'));
-    const arrived = run.arrivals.filter((a) => a >= finish - 1).sort((a, b) => a - b)[0] ?? Math.min(...run.arrivals);
-    const points = [readyAt, finish, arrived, run.timing.started, run.timing.read, run.timing.decided, claim?.[0] ?? run.timing.decided, writes[drainAt][0]];
-    SEGMENTS.forEach((s, j) => samples[s].push(points[j + 1] - points[j]));
+    const arrived = run.arrivals.reduce((best, a) => (Math.abs(a - readyAt) < Math.abs(best - readyAt) ? a : best));
+    const points = [readyAt, arrived, run.timing.started, run.timing.read, run.timing.decided, claim?.[0] ?? run.timing.decided, writes[drainAt][0]];
+    SEGMENTS.slice(0, -1).forEach((s, j) => samples[s].push(points[j + 1] - points[j]));
+    if (finish !== undefined) samples['ready→finish'].push(finish - readyAt);
     totals.push(points.at(-1)! - points[0]);
     steps++;
   }

@@ -26,7 +26,7 @@ describe('run timing', () => {
 });
 
 describe('step breakdown', () => {
-  it('segments a step from the Ready pod to the next drain, through the run that wrote it', () => {
+  it('segments a step from the Ready pod to the next drain, through the run that wrote it; the finish off that path', () => {
     const dir = mkdtempSync(join(tmpdir(), 'step-breakdown-'));
     const log = join(dir, 'reconcile.log');
     const timing = {
@@ -40,14 +40,14 @@ describe('step breakdown', () => {
       ],
     };
     const line = (arrived: number) => JSON.stringify({ msg: 'event', arrived, neosets: [{ neoset: 'ns/app', timing }] });
-    // An event that joined the run before the finish, and the finish's own.
-    writeFileSync(log, ['not json', line(990), line(1020), JSON.stringify({ msg: 'event', arrived: 5, neosets: [{ neoset: 'ns/other', timing }] })].join('\n'));
+    // An event that joined the run well before the pod's Ready, and the Ready's own (the watch saw it 2 ms later).
+    writeFileSync(log, ['not json', line(900), line(948), JSON.stringify({ msg: 'event', arrived: 5, neosets: [{ neoset: 'ns/other', timing }] })].join('\n'));
     const runs = runsFromLog(logLines(log), 'ns', 'app');
     expect(runs).toHaveLength(1);
     const { p50, total, steps } = stepBreakdown({ runs, namespace: 'ns', written: ['app-1', 'app-0'], readies: [['app-1', 950]], finishes: new Map([['app-1', 1010]]), k: 1 });
     expect(steps).toBe(1);
     expect(total).toBe(140);
-    expect(p50).toEqual({ 'ready→finish': 60, 'finish→event': 10, 'event→run': 10, 'run→read': 20, 'read→decide': 2, 'decide→claim': 18, 'claim→drain': 20 });
+    expect(p50).toEqual({ 'ready→event': -2, 'event→run': 82, 'run→read': 20, 'read→decide': 2, 'decide→claim': 18, 'claim→drain': 20, 'ready→finish': 60 });
   });
 
   it('reads CPU time of a process from /proc', () => {
