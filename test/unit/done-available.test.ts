@@ -92,6 +92,14 @@ describe('a pod done and available before the finish write (issue 24)', () => {
     expect(steps(onPodEvent(w)).filter((s) => s.startsWith('createPod'))).toEqual(['createPod:web-3']);
   });
 
+  it('a canary step completes on a done and available pod, its state still on it', async () => {
+    const w = await gateOpen({ updateStrategy: { maxUnavailable: 1, canary: { steps: [{ partition: 2 }, { pause: {} }, { partition: 0 }] } } });
+    expect(onPodEvent(w).status?.canary?.stepIndex ?? w.neoset.status!.canary!.stepIndex).toBe(0);
+    w.kubeletSync('web-2');
+    expect(hasState(w, 'web-2')).toBe(true);
+    expect(onPodEvent(w).status).toMatchObject({ canary: { stepIndex: 1 }, phase: 'Paused', currentUpdatePods: [] });
+  });
+
   it('the reconcile function does not skip the Pod event that shows the pod done and Ready; it skips the one with the probe pending', async () => {
     const w = await gateOpen();
     expect(podEventCanSkip(w.pods.get('web-2')!)).toBe('in-place update in flight');
