@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod } from '../../shared/core/objects.ts';
 import { parseInPlaceState } from '../../shared/core/pods/in-place-state.ts';
-import { ANNOTATION_INPLACE_STATE } from '../../shared/api/names.ts';
+import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY } from '../../shared/api/names.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
 import { applyNeoSet, patchNeoSet, restartsOf, settledOn, untilStatus } from '../e2e/helpers.ts';
 
@@ -35,13 +35,19 @@ const reported = (p: Pod) => p.status?.containerStatuses?.[0]?.resources;
 const byName = (pods: Pod[]) => Object.fromEntries(pods.map((p) => [p.metadata.name, p]));
 const inUpdate = (p: Pod) => Boolean(p.metadata.annotations?.[ANNOTATION_INPLACE_STATE]);
 
-/** The most pods of `name` ever seen in an update (state annotation) at once. */
+/**
+ * Ready with its InPlaceUpdateReady gate open: a pod whose update is done keeps its state annotation
+ * until the readiness function's finish write, but no longer counts against the budget (issue 24).
+ */
+const readyWithGate = (p: Pod) => ['Ready', CONDITION_INPLACE_READY].every((t) => p.status?.conditions?.some((c) => c.type === t && c.status === 'True'));
+
+/** The most pods of `name` ever seen in an update (state annotation, not yet Ready with the gate open) at once. */
 function mostInUpdate(name: string, since: number): number {
   const current = new Map<string, boolean>();
   let most = 0;
   for (const { seenAt, type, pod } of stack.observer.podHistory) {
     if (seenAt < since || pod.metadata.labels?.app !== name) continue;
-    current.set(pod.metadata.name, type !== 'DELETED' && inUpdate(pod));
+    current.set(pod.metadata.name, type !== 'DELETED' && inUpdate(pod) && !readyWithGate(pod));
     most = Math.max(most, [...current.values()].filter(Boolean).length);
   }
   return most;
