@@ -14,6 +14,7 @@ const noApi: KubeClient = {
   },
 };
 /** The version's one source (shared/version.ts reads it; read here on its own). */
+const NOW = Date.parse('2025-01-01T00:00:05Z');
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const app = createApp({ client: noApi, logger: pino({ level: 'silent' }) });
 const ce = (type: string, data: unknown) => ({
@@ -255,20 +256,20 @@ describe('events reconcile leaves alone (shared/core/event-relevance.ts)', () =>
 
   it('everything else is reconciled: Ready, deleting, crashed containers, no owner, a delete event', async () => {
     const { podEventCanSkip: reconcileCanSkip } = await import('../../shared/core/event-relevance.ts');
-    expect(reconcileCanSkip(pod(state, []) as never)).toBe('in-place update in flight');
-    expect(reconcileCanSkip(pod({}, gateOpen) as never)).toBe('gate open, Ready pending');
-    expect(reconcileCanSkip(pod({}, [{ type: 'InPlaceUpdateReady', status: 'True' }, { type: 'Ready', status: 'True' }]) as never)).toBeNull();
-    expect(reconcileCanSkip(pod({}, [{ type: 'InPlaceUpdateReady', status: 'True' }, { type: 'ContainersReady', status: 'False' }, { type: 'Ready', status: 'False' }]) as never)).toBeNull();
-    expect(reconcileCanSkip(pod(state, [], { deletionTimestamp: '2025-01-01T00:00:00Z' }) as never)).toBeNull();
-    expect(reconcileCanSkip(pod(state, [], { ownerReferences: [] }) as never)).toBeNull();
+    expect(reconcileCanSkip(pod(state, []) as never, NOW)).toBe('in-place update in flight');
+    expect(reconcileCanSkip(pod({}, gateOpen) as never, NOW)).toBe('gate open, Ready pending');
+    expect(reconcileCanSkip(pod({}, [{ type: 'InPlaceUpdateReady', status: 'True' }, { type: 'Ready', status: 'True' }]) as never, NOW)).toBeNull();
+    expect(reconcileCanSkip(pod({}, [{ type: 'InPlaceUpdateReady', status: 'True' }, { type: 'ContainersReady', status: 'False' }, { type: 'Ready', status: 'False' }]) as never, NOW)).toBeNull();
+    expect(reconcileCanSkip(pod(state, [], { deletionTimestamp: '2025-01-01T00:00:00Z' }) as never, NOW)).toBeNull();
+    expect(reconcileCanSkip(pod(state, [], { ownerReferences: [] }) as never, NOW)).toBeNull();
     // §4.9: a resize that cannot be done fails the rollout, from this very event.
     const refused = { 'neoset.neo.io/inplace-update-state': JSON.stringify({ revision: 'web-2', phase: 'Updating', drainStartedAt: '2025-01-01T00:00:00Z', resizeRefused: 'node didn\'t have enough allocatable resources' }) };
-    expect(reconcileCanSkip(pod(refused, []) as never)).toBeNull();
-    expect(reconcileCanSkip(pod(state, [{ type: 'PodResizePending', status: 'True', reason: 'Infeasible' } as never]) as never)).toBeNull();
-    expect(reconcileCanSkip(pod(state, [{ type: 'PodResizePending', status: 'True', reason: 'Deferred' } as never]) as never)).toBe('in-place update in flight');
+    expect(reconcileCanSkip(pod(refused, []) as never, NOW)).toBeNull();
+    expect(reconcileCanSkip(pod(state, [{ type: 'PodResizePending', status: 'True', reason: 'Infeasible' } as never]) as never, NOW)).toBeNull();
+    expect(reconcileCanSkip(pod(state, [{ type: 'PodResizePending', status: 'True', reason: 'Deferred' } as never]) as never, NOW)).toBe('in-place update in flight');
     const failed = pod(state, []);
     failed.status.phase = 'Failed';
-    expect(reconcileCanSkip(failed as never)).toBeNull();
+    expect(reconcileCanSkip(failed as never, NOW)).toBeNull();
     // Reference mode and deletes carry no object: reconciled (the noApi client makes that an error).
     const res = await app.request('/', ce('dev.knative.apiserver.resource.delete', pod(state, [])));
     expect(res.status).not.toBe(200);

@@ -90,7 +90,7 @@ export function createApp(deps: ReconcileDeps): Hono {
       const keys = await neosetsOf(deps.client, event.target);
       // An event whose object shows nothing for reconcile to do (its next change is someone else's, and
       // comes as its own event) costs no run.
-      const asked = eventAsk(event);
+      const asked = eventAsk(event, now().getTime());
       if ('skipped' in asked) return keys.map((key) => ({ neoset: `${key.namespace}/${key.name}`, result: 'ok', actions: [], statusWritten: false, requeueAfter: null, skipped: asked.skipped }));
       const { ask } = asked;
       // A tick's failed NeoSets are answered 200 by the event app: they wait for the next tick.

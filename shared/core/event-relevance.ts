@@ -12,7 +12,15 @@
 //     counts as available before the finish write (availability.ts doneAndAvailable), so this is the
 //     event that frees a budget slot;
 //   * the gate just opened (True) on ready containers while the pod's Ready is not True yet: the
-//     kubelet's Ready follows, and that event is the one that frees a slot.
+//     kubelet's Ready follows, and that event is the one that frees a slot;
+//   * the finish write's own event (§4.4 step 4), when that finish found the pod Ready (it stamps the
+//     gate's lastProbeTime, readiness.ts): the event before it — done, Ready, never left alone — was
+//     decided on, with the pod counted available already; the finish changes nothing a decision reads
+//     but the state annotation. Told from a later Ready (a recovery, which frees a slot) by the Ready
+//     condition's lastTransitionTime, no newer than the stamp, and bounded to SKIP_AFTER_FINISH_MS
+//     after it so that an edit of the pod later on is reconciled as ever. In whole seconds both: a
+//     probe that fails and passes again within the second of the finish is left to the next event or
+//     the resync tick (counted unavailable meanwhile: late, never unsafe).
 // Never for a pod whose resize cannot be done (§4.9: refused, or Infeasible — the rollout fails at
 // once), a pod being deleted or finished (§4.3 recreates it), one not controlled by a NeoSet (§4.1
 // adopts it), one whose containers restarted since a canary's image patch (§4.11 maxRestarts), or one
@@ -31,6 +39,10 @@ import type { NeoSet } from '../api/neoset.ts';
 import type { Pod } from './objects.ts';
 import { inTerminalPhase, inPlaceGate, inPlaceUpdateDone, isReady, isTerminating, podCondition } from './pods/conditions.ts';
 import { podInPlaceState } from './pods/in-place-state.ts';
+import { toMs } from './time.ts';
+
+/** How long after a finish its event may be left alone: the event comes within moments. */
+export const SKIP_AFTER_FINISH_MS = 30_000;
 
 /** Why reconcile may leave this NeoSet update event alone, or null when it must reconcile. */
 export function neosetEventCanSkip(neoset: Pick<NeoSet, 'metadata' | 'status'>): string | null {
@@ -40,7 +52,7 @@ export function neosetEventCanSkip(neoset: Pick<NeoSet, 'metadata' | 'status'>):
 }
 
 /** Why reconcile may leave this Pod event alone, or null when it must reconcile. */
-export function podEventCanSkip(pod: Pod): string | null {
+export function podEventCanSkip(pod: Pod, nowMs: number): string | null {
   if (isTerminating(pod) || inTerminalPhase(pod)) return null;
   if (!pod.metadata.ownerReferences?.some((r) => r.controller && r.kind === KIND)) return null;
   const state = podInPlaceState(pod);
@@ -55,5 +67,16 @@ export function podEventCanSkip(pod: Pod): string | null {
   const done = state !== null && inPlaceGate(pod)?.status === 'True' && isReady(pod) && (inPlaceUpdateDone(pod, state, 'Probe') || inPlaceUpdateDone(pod, state, 'Ready'));
   if (state !== null && !done) return 'in-place update in flight';
   if (inPlaceGate(pod)?.status === 'True' && podCondition(pod, 'ContainersReady')?.status === 'True' && !isReady(pod)) return 'gate open, Ready pending';
+  if (state === null && finishedReady(pod, nowMs)) return 'update finished on a Ready pod, decided on';
   return null;
+}
+
+/** The finish write's own event: its stamp on the gate, Ready since no later than it, and recent. */
+function finishedReady(pod: Pod, nowMs: number): boolean {
+  const gate = inPlaceGate(pod);
+  const ready = podCondition(pod, 'Ready');
+  if (gate?.status !== 'True' || gate.reason !== 'InPlaceUpdateDone' || !gate.lastProbeTime || ready?.status !== 'True' || !ready.lastTransitionTime) return false;
+  const finishedAt = toMs(gate.lastProbeTime);
+  const age = nowMs - finishedAt;
+  return toMs(ready.lastTransitionTime) <= finishedAt && age >= -SKIP_AFTER_FINISH_MS && age <= SKIP_AFTER_FINISH_MS;
 }

@@ -28,6 +28,11 @@ export interface Gate {
   message: string;
   /** The condition's lastTransitionTime, stamped by the decision (gate-time.ts). */
   lastTransitionTime: string;
+  /**
+   * Set by a finish that found the pod Ready: when it found the update done. The reconcile function
+   * leaves that write's own event alone (event-relevance.ts); any other gate write clears it.
+   */
+  lastProbeTime?: string;
 }
 
 /** A Kubernetes Event to record for an action. */

@@ -9,14 +9,14 @@ const podUpdate = (object: unknown): ParsedEvent => ({ id: 'e1', type: 'dev.knat
 describe('reconcile dispatch', () => {
   it("a Pod event asks for reconcile's duties only, with its Pod's resourceVersion when comparable", () => {
     const pod = { metadata: { name: 'mysql-0', namespace: 'db', resourceVersion: '120' } };
-    expect(eventAsk(podUpdate(pod))).toEqual({ ask: { duties: 'reconcile', seen: '120' } });
-    expect(eventAsk(podUpdate({ metadata: { ...pod.metadata, resourceVersion: 'abc' } }))).toEqual({ ask: { duties: 'reconcile', seen: undefined } });
+    expect(eventAsk(podUpdate(pod), 0)).toEqual({ ask: { duties: 'reconcile', seen: '120' } });
+    expect(eventAsk(podUpdate({ metadata: { ...pod.metadata, resourceVersion: 'abc' } }), 0)).toEqual({ ask: { duties: 'reconcile', seen: undefined } });
   });
 
   it('a NeoSet update whose generation is decided is skipped; a tick asks for everything', () => {
     const decided = { metadata: { name: 'mysql', generation: 3 }, status: { observedGeneration: 3 } };
-    expect(eventAsk({ id: 'e2', type: 'dev.knative.apiserver.resource.update', target: { kind: 'neoset', namespace: 'db', name: 'mysql' }, object: decided })).toEqual({ skipped: 'generation already decided' });
-    expect(eventAsk({ id: 'e3', type: 'dev.knative.sources.ping', target: { kind: 'all' }, object: null })).toEqual({ ask: { duties: 'all' } });
+    expect(eventAsk({ id: 'e2', type: 'dev.knative.apiserver.resource.update', target: { kind: 'neoset', namespace: 'db', name: 'mysql' }, object: decided }, 0)).toEqual({ skipped: 'generation already decided' });
+    expect(eventAsk({ id: 'e3', type: 'dev.knative.sources.ping', target: { kind: 'all' }, object: null }, 0)).toEqual({ ask: { duties: 'all' } });
   });
 
   it('one run covering two events does what either asked, with the newer Pod seen', () => {

@@ -35,8 +35,9 @@ export const RECHECK_ASK: Ask = { duties: 'all' };
 /** An event either asks a run of each NeoSet it names, or says why none is needed. */
 export type EventAsk = { skipped: string } | { ask: Ask };
 
-export function eventAsk(event: ParsedEvent): EventAsk {
-  const skipped = skipReason(event);
+/** `nowMs`: this instance's clock (the skip of a finish's event is bounded in time, event-relevance.ts). */
+export function eventAsk(event: ParsedEvent, nowMs: number): EventAsk {
+  const skipped = skipReason(event, nowMs);
   if (skipped !== null) return { skipped };
   return { ask: event.target.kind === 'pod' ? { duties: 'reconcile', seen: resourceVersionOf(event.object) } : RECHECK_ASK };
 }
@@ -53,9 +54,9 @@ export function recheckDelayMs(outcome: Pick<Outcome, 'result' | 'requeueAfter'>
   return null;
 }
 
-function skipReason(event: ParsedEvent): string | null {
+function skipReason(event: ParsedEvent, nowMs: number): string | null {
   if (event.object === null || !event.type.endsWith('.update')) return null;
-  if (event.target.kind === 'pod') return podEventCanSkip(event.object as Pod);
+  if (event.target.kind === 'pod') return podEventCanSkip(event.object as Pod, nowMs);
   if (event.target.kind === 'neoset') return neosetEventCanSkip(event.object as NeoSet);
   return null;
 }

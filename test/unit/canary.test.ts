@@ -117,7 +117,7 @@ describe('canary abort (§4.11)', () => {
     expect(w.neoset.spec.template).toEqual(template);
     // While it crashlooped mid-update, its restarts were news for reconcile (not left to the resync tick).
     expect(crashing.length).toBeGreaterThan(0);
-    expect(crashing.every((p) => podEventCanSkip(p) === null)).toBe(true);
+    expect(crashing.every((p) => podEventCanSkip(p, w.now) === null)).toBe(true);
     expect(w.neoset.status).toMatchObject({ phase: 'Failed', currentImage: 'app:v1', targetImage: 'app:v2-crash' });
     expect(w.eventReasons()).toContain('AnalysisFailed');
     command(w, 'retry');

@@ -8,6 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY } from '../../shared/api/names.ts';
 import { decide } from '../../shared/core/decide.ts';
 import { podEventCanSkip } from '../../shared/core/event-relevance.ts';
+import { podInPlaceState } from '../../shared/core/pods/in-place-state.ts';
+import { finishInPlaceUpdate } from '../../shared/core/readiness/readiness.ts';
 import type { Plan } from '../../shared/core/plan.ts';
 import { rfc3339 } from '../../shared/core/time.ts';
 import { plan, settled, steps } from './helpers.ts';
@@ -102,8 +104,37 @@ describe('a pod done and available before the finish write (issue 24)', () => {
 
   it('the reconcile function does not skip the Pod event that shows the pod done and Ready; it skips the one with the probe pending', async () => {
     const w = await gateOpen();
-    expect(podEventCanSkip(w.pods.get('web-2')!)).toBe('in-place update in flight');
+    expect(podEventCanSkip(w.pods.get('web-2')!, w.now)).toBe('in-place update in flight');
     w.kubeletSync('web-2');
-    expect(podEventCanSkip(w.pods.get('web-2')!)).toBeNull();
+    expect(podEventCanSkip(w.pods.get('web-2')!, w.now)).toBeNull();
+  });
+
+  it("it skips the finish write's own event (the finish found the pod Ready and stamped the gate), not a Ready after it, nor an edit later on", async () => {
+    const w = await gateOpen();
+    w.kubeletSync('web-2');
+    expect(podEventCanSkip(w.pods.get('web-2')!, w.now)).toBeNull(); // the Ready event: decided on
+    await w.reconcile({ duties: 'all' }); // readiness's finish (and the next pod's start)
+    const finished = w.pods.get('web-2')!;
+    expect(hasState(w, 'web-2')).toBe(false);
+    const gate = finished.status!.conditions!.find((c) => c.type === CONDITION_INPLACE_READY)!;
+    expect(gate).toMatchObject({ reason: 'InPlaceUpdateDone', lastProbeTime: rfc3339(w.now) });
+    expect(podEventCanSkip(finished, w.now)).toBe('update finished on a Ready pod, decided on');
+    // The probe fails and passes again a second later: that Ready frees a slot, it is reconciled.
+    const recovered = structuredClone(finished);
+    recovered.status!.conditions!.find((c) => c.type === 'Ready')!.lastTransitionTime = rfc3339(w.now + 1000);
+    expect(podEventCanSkip(recovered, w.now + 1000)).toBeNull();
+    // A label edit a minute later: past the finish's moment, reconciled as any Pod event.
+    expect(podEventCanSkip(finished, w.now + 60_000)).toBeNull();
+  });
+
+  it('a finish that opens the gate itself (the pod not Ready yet) stamps nothing: the Ready that follows is reconciled', async () => {
+    const w = await settled({ replicas: 3, updateStrategy: { maxUnavailable: 1 } });
+    w.setImage('nginx:v2');
+    await w.reconcile();
+    w.kubeletSync('web-2'); // restarted on v2, its containers ready; the gate still closed
+    const pod = w.pods.get('web-2')!;
+    const finish = finishInPlaceUpdate(pod, podInPlaceState(pod)!, w.now, false);
+    expect(finish).toMatchObject({ kind: 'finishInPlaceUpdate', gate: { status: 'True', reason: 'InPlaceUpdateDone' } });
+    expect((finish as { gate: { lastProbeTime?: string } }).gate.lastProbeTime).toBeUndefined();
   });
 });

@@ -6,12 +6,12 @@
 // writes is asked again of the pod as read, each write conditional on that read's resourceVersion
 // (SPEC §2.0, shared/k8s/pod-readiness.ts). decide() takes its in-place ends from here too: one rule,
 // one home.
-import { inTerminalPhase, inPlaceGate, inPlaceRestarted, inPlaceUpdateDone, isRunningAndStarted, isTerminating } from '../pods/conditions.ts';
+import { inTerminalPhase, inPlaceGate, inPlaceRestarted, inPlaceUpdateDone, isReady, isRunningAndStarted, isTerminating } from '../pods/conditions.ts';
 import { objectRef, podRevision } from '../pods/identity.ts';
 import type { Pod } from '../objects.ts';
 import type { InPlaceState } from '../../api/inplace-state.ts';
 import type { Action, Gate } from '../plan.ts';
-import { toMs } from '../time.ts';
+import { rfc3339, toMs } from '../time.ts';
 import { gateTransitionTime } from './gate-time.ts';
 import { podInPlaceState } from '../pods/in-place-state.ts';
 
@@ -82,6 +82,9 @@ export function openGate(pod: Pod, nowMs: number): Extract<Action, { kind: 'setI
  * runs from drainStartedAt: the time the pod was out of service for the update, drain included — what
  * a user of the duration histogram wants to know. A done update records no Event: the gate's message
  * says it on the pod (one Event per pod would be most of a rollout's writes, SPEC §2.0).
+ * A finish that finds the pod Ready stamps the gate's lastProbeTime with its time: the decision of the
+ * Ready event before it counted the pod available already (availability.ts doneAndAvailable), and the
+ * reconcile function leaves this write's own event alone (event-relevance.ts).
  */
 export function finishInPlaceUpdate(pod: Pod, state: InPlaceState, nowMs: number, aborted: boolean): Action {
   const name = pod.metadata.name;
@@ -92,7 +95,13 @@ export function finishInPlaceUpdate(pod: Pod, state: InPlaceState, nowMs: number
   const since = (openedOnRestart && current.lastTransitionTime) || gateTransitionTime('True', 0, nowMs);
   const gate: Gate = aborted
     ? { status: 'True', reason: 'InPlaceUpdateAborted', message: `update to ${state.revision} abandoned before any change`, lastTransitionTime: since }
-    : { status: 'True', reason: 'InPlaceUpdateDone', message: `update to ${state.revision} done in ${Math.round(durationSeconds)}s`, lastTransitionTime: since };
+    : {
+        status: 'True',
+        reason: 'InPlaceUpdateDone',
+        message: `update to ${state.revision} done in ${Math.round(durationSeconds)}s`,
+        lastTransitionTime: since,
+        ...(openedOnRestart && isReady(pod) ? { lastProbeTime: rfc3339(nowMs) } : {}),
+      };
   return {
     kind: 'finishInPlaceUpdate',
     pod: objectRef(pod.metadata),

@@ -43,7 +43,8 @@ export function afterWrite(pod: Pod, action: Action, nowMs: number): Pod {
 
 /** The pod condition a gate write sets: what the applier sends to pods/status. */
 export function gateCondition(gate: Gate): PodCondition {
-  return { type: CONDITION_INPLACE_READY, status: gate.status, reason: gate.reason, message: gate.message, lastTransitionTime: gate.lastTransitionTime };
+  // null clears a finish's stamp in the strategic merge of pods/status (conditions merge by type).
+  return { type: CONDITION_INPLACE_READY, status: gate.status, reason: gate.reason, message: gate.message, lastTransitionTime: gate.lastTransitionTime, lastProbeTime: gate.lastProbeTime ?? null };
 }
 
 /** pods/status merges conditions by type: the gate replaces the one of its type. */
