@@ -5,7 +5,7 @@
 // inside minReadySeconds, or a Ready older than the gate's opening (a kubelet not caught up) all keep
 // the pod in its update; so does a done pod the rollout now sends to another revision.
 import { describe, expect, it } from 'vitest';
-import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY } from '../../shared/api/names.ts';
+import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY, LABEL_LIFECYCLE_STATE } from '../../shared/api/names.ts';
 import { decide } from '../../shared/core/decide.ts';
 import { podEventCanSkip } from '../../shared/core/event-relevance.ts';
 import { podInPlaceState } from '../../shared/core/pods/in-place-state.ts';
@@ -125,6 +125,10 @@ describe('a pod done and available before the finish write (issue 24)', () => {
     expect(podEventCanSkip(recovered, w.now + 1000)).toBeNull();
     // A label edit a minute later: past the finish's moment, reconciled as any Pod event.
     expect(podEventCanSkip(finished, w.now + 60_000)).toBeNull();
+    // In update hooks (§4.10) the finish is what moves the lifecycle on (Updating -> Updated): reconciled.
+    const hooked = structuredClone(finished);
+    hooked.metadata.labels = { ...hooked.metadata.labels, [LABEL_LIFECYCLE_STATE]: 'Updating' };
+    expect(podEventCanSkip(hooked, w.now)).toBeNull();
   });
 
   it('a finish that opens the gate itself (the pod not Ready yet) stamps nothing: the Ready that follows is reconciled', async () => {
