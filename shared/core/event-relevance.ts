@@ -18,7 +18,7 @@
 //     decided on, with the pod counted available already; the finish changes nothing a decision reads
 //     but the state annotation. Told from a later Ready (a recovery, which frees a slot) by the Ready
 //     condition's lastTransitionTime, no newer than the stamp, and bounded to SKIP_AFTER_FINISH_MS
-//     (never in update hooks, §4.10: the finish moves the pod's lifecycle on)
+//     (never with update hooks, §4.10: the finish, and then Normal, move the pod's lifecycle on)
 //     after it so that an edit of the pod later on is reconciled as ever. In whole seconds both: a
 //     probe that fails and passes again within the second of the finish is left to the next event or
 //     the resync tick (counted unavailable meanwhile: late, never unsafe).
@@ -40,7 +40,7 @@ import type { NeoSet } from '../api/neoset.ts';
 import type { Pod } from './objects.ts';
 import { inTerminalPhase, inPlaceGate, inPlaceUpdateDone, isReady, isTerminating, podCondition } from './pods/conditions.ts';
 import { podInPlaceState } from './pods/in-place-state.ts';
-import { inHooks } from './pods/lifecycle-state.ts';
+import { lifecycleState } from './pods/lifecycle-state.ts';
 import { toMs } from './time.ts';
 
 /** How long after a finish its event may be left alone: the event comes within moments. */
@@ -69,8 +69,10 @@ export function podEventCanSkip(pod: Pod, nowMs: number): string | null {
   const done = state !== null && inPlaceGate(pod)?.status === 'True' && isReady(pod) && (inPlaceUpdateDone(pod, state, 'Probe') || inPlaceUpdateDone(pod, state, 'Ready'));
   if (state !== null && !done) return 'in-place update in flight';
   if (inPlaceGate(pod)?.status === 'True' && podCondition(pod, 'ContainersReady')?.status === 'True' && !isReady(pod)) return 'gate open, Ready pending';
-  // §4.10: with update hooks the finish is news — the pod's lifecycle moves on to Updated from it.
-  if (state === null && !inHooks(pod) && finishedReady(pod, nowMs)) return 'update finished on a Ready pod, decided on';
+  // §4.10: not for a NeoSet with update hooks (its pods carry a lifecycle state): there the finish moves
+  // the lifecycle on to Updated, and the reconcile's own write of Normal, within the same 30 s, is the
+  // event that frees the budget slot.
+  if (state === null && lifecycleState(pod) === null && finishedReady(pod, nowMs)) return 'update finished on a Ready pod, decided on';
   return null;
 }
 
