@@ -33,6 +33,7 @@ import { notifications } from '../core/notifications.ts';
 
 export type { Owner } from './owner.ts';
 import { paths } from './paths.ts';
+import { gateOp, removeStateOp, type JsonPatchOp, type PodFacts } from './pod-facts.ts';
 import { handledFromBirth } from '../handled.ts';
 
 export interface ApplyResult {
@@ -62,6 +63,12 @@ export interface ApplyOptions {
    * awaits them before it answers the event (SPEC §2.0, "nothing lost").
    */
   defer?: (tail: Promise<void>) => void;
+  /**
+   * applyPodWrites only: the actions were decided on these facts of the pod (an event's, not read):
+   * each write is a JSON Patch that tests them first (pod-facts.ts) instead of carrying a
+   * resourceVersion, and a failed test is a conflict.
+   */
+  facts?: PodFacts;
 }
 
 /** Raised inside the applier for an AlreadyExists that is not a race of ours; reported like any refusal. */
@@ -201,6 +208,7 @@ export async function applyPodWrites(client: KubeClient, owner: Owner, actions: 
   const now = opts.now ?? (() => new Date());
   const events = eventBatch(client, owner, now, opts.instance);
   const ctx = newCtx(events.add, now, owner, null, opts.sink);
+  ctx.facts = opts.facts;
   const written: string[] = [];
   try {
     for (const action of actions) {
@@ -212,6 +220,11 @@ export async function applyPodWrites(client: KubeClient, owner: Owner, actions: 
   } catch (err) {
     await events.flush();
     if (err instanceof ApiError && (err.isConflict || (err.isNotFound && err.verb !== 'GET'))) return { outcome: 'conflict', written, statusWritten: false };
+    // A fact that no longer holds (or never did: a forged event) is a lost race too. kube-apiserver
+    // answers a failed test 422 with a message of no use ("the server rejected our request due to an
+    // error in our request"), as it answers an invalid result: either way the caller reads the pod and
+    // decides again, and a write that is invalid on the pod as read is refused and reported there.
+    if (opts.facts && err instanceof ApiError && err.status === 422) return { outcome: 'conflict', written, statusWritten: false };
     if (err instanceof UnconditionalWriteError) return { outcome: 'failed', written, statusWritten: false, error: err };
     throw Object.assign(err as Error, { written });
   }
@@ -232,6 +245,8 @@ interface Ctx {
   rv: (ref: ObjectRef, verb?: string) => string;
   wrote: (ref: ObjectRef, result: Written) => void;
   sink?: LifecycleSink;
+  /** ApplyOptions.facts: pod writes test these instead of carrying a resourceVersion. */
+  facts?: PodFacts;
 }
 
 function newCtx(event: Ctx['event'], now: () => Date, owner: Owner, neoset: NeoSet | null, sink?: LifecycleSink): Ctx {
@@ -267,6 +282,14 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
     ctx.wrote(ref, r);
     return r;
   };
+  // The facts' tests first: the API server applies the rest only if every one holds (pod-facts.ts).
+  const patchOnFacts = async (ref: ObjectRef, path: string, ops: JsonPatchOp[]) => {
+    const r = await client.request<Written>('PATCH', path, { patch: 'json', body: [...(ctx.facts as PodFacts).tests, ...ops] });
+    ctx.wrote(ref, r);
+    return r;
+  };
+  // Only readiness's writes are made on facts; any other would go out without a condition.
+  if (ctx.facts && action.kind !== 'setInPlaceReady' && action.kind !== 'finishInPlaceUpdate' && action.kind !== 'recordEvent') throw new UnconditionalWriteError('PATCH', action.kind);
 
   switch (action.kind) {
     case 'createRevision': {
@@ -337,6 +360,7 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
       await patchPod(action.pod, { metadata: { annotations: { [ANNOTATION_CLAIM_RELEASED]: rfc3339(ctx.now().getTime()) } } });
       return;
     case 'setInPlaceReady':
+      if (ctx.facts) return void (await patchOnFacts(action.pod, paths.podStatus(ns, action.pod.name), [gateOp(ctx.facts.view, gateCondition(action))]));
       // pods/status with a strategic merge patch: conditions merge by type (SPEC §8).
       await patchPod(action.pod, { status: { conditions: [gateCondition(action)] } }, 'strategic', paths.podStatus(ns, action.pod.name));
       return;
@@ -372,7 +396,9 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
     }
     case 'finishInPlaceUpdate': {
       const annotations = { [ANNOTATION_INPLACE_STATE]: null };
-      const r = action.gate
+      const r = ctx.facts
+        ? await patchOnFacts(action.pod, action.gate ? paths.podStatus(ns, action.pod.name) : paths.pod(ns, action.pod.name), [removeStateOp, ...(action.gate ? [gateOp(ctx.facts.view, gateCondition(action.gate))] : [])])
+        : action.gate
         ? await patchPod(action.pod, { metadata: { annotations }, status: { conditions: [gateCondition(action.gate)] } }, 'strategic', paths.podStatus(ns, action.pod.name))
         : await patchPod(action.pod, { metadata: { annotations } });
       // Observed by the one writer whose conditional write succeeded: once per update.

@@ -1,12 +1,17 @@
 // The readiness function's work for one Pod event (SPEC §2.0, §2.2). The Pod in the event (Resource
-// mode) may only tell it that nothing is to be done — most Pod events need nothing, and a skip costs
-// no read. When the event's pod says something is to be done, the pod is read from the API server
-// and the duties decided again from what was read; only that decision is applied, each write
-// conditional on the resourceVersion read. So a forged or stale event (no resourceVersion, the
-// current one, a state annotation removed, a finished update claimed) causes at most one GET, never
-// a write the pod's real state does not call for (§2 "Event = hint, never command"): +1 read per
-// pod written, not per event. What the decision needs of the NeoSet was recorded on the pod when its
-// update started, so there is no NeoSet read. A Reference-mode event carries no pod: read at once.
+// mode) is a claim. Most Pod events need nothing, and the event's pod may say so: a skip costs no
+// request. When it says something is to be done, the write is decided on the event's pod and carries
+// the facts it was decided on as JSON Patch tests that the API server checks against the pod as stored
+// before it applies anything (pod-facts.ts): one request, and nothing written that the pod's real state
+// does not call for. A test that fails — the pod moved on, or the event was stale or forged — costs a
+// GET: the duties are decided again from the pod as read, each write conditional on its
+// resourceVersion (as every write was before issue 24). So a forged event (no resourceVersion, the
+// current one, a state annotation removed, a finished update claimed) causes at most a refused write
+// and one GET, never a write (§2 "Event = hint, never command"). What the decision needs of the NeoSet
+// was recorded on the pod when its update started, so there is no NeoSet read. A Reference-mode event
+// carries no pod: read at once. The stamps a write carries are on the server's clock: a write on facts
+// is made only while the instance holds a Date read in the last RECENT_CLOCK_MS (server-clock.ts),
+// else it reads first.
 import { KIND, LABEL_NEOSET_NAME } from '../api/names.ts';
 import type { OwnerReference, Pod } from '../core/objects.ts';
 import type { Action } from '../core/plan.ts';
@@ -17,7 +22,8 @@ import { applyPodWrites, writtenBefore } from './apply.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
 import type { Outcome } from './reconcile.ts';
-import { serverClock, systemClock } from './server-clock.ts';
+import { podFacts, type PodFacts } from './pod-facts.ts';
+import { serverClock, systemClock, type ClockMemory } from './server-clock.ts';
 
 /** What readiness would do for a pod: null when it is no NeoSet's pod (nothing to do, no outcome). */
 type Duties = { owner: OwnerReference; actions: Action[] } | null;
@@ -28,15 +34,10 @@ function dutiesOf(pod: Pod | null, nowMs: number): Duties {
   return { owner, actions: podReadiness(pod, nowMs) };
 }
 
-/**
- * The duties the event's pod would call for, or 'read' when only a read can say: the event's pod
- * would have something written, or is not even shaped like a pod (a forged body decides nothing).
- */
-function hinted(object: unknown, nowMs: number): Duties | 'read' {
-  if (object === null || object === undefined) return 'read';
+/** The duties of the event's pod, or 'read' when it is shaped so that they cannot be decided (forged). */
+function hint(view: Pod, nowMs: number): Duties | 'read' {
   try {
-    const duties = dutiesOf(object as Pod, nowMs);
-    return duties && duties.actions.length > 0 ? 'read' : duties;
+    return dutiesOf(view, nowMs);
   } catch {
     return 'read';
   }
@@ -44,9 +45,10 @@ function hinted(object: unknown, nowMs: number): Duties | 'read' {
 
 /**
  * `now` is the instance's wall clock: it only decides a skip (whether there are duties does not depend
- * on the time; only what they stamp does). What is written is decided on the API server's clock, read
- * from the GET's `Date` (server-clock.ts, SPEC §2.3): the gate's lastTransitionTime and the update's
- * duration. `now` stands in only when no response carries a `Date`.
+ * on the time; only what they stamp does). What is written is stamped on the API server's clock, read
+ * from a response's `Date` (server-clock.ts, SPEC §2.3): the gate's lastTransitionTime and the
+ * update's duration. `memory` holds the latest Date this instance read; `now` stands in only when no
+ * response carries a `Date`.
  */
 export async function readinessOne(
   client: KubeClient,
@@ -54,32 +56,48 @@ export async function readinessOne(
   object: unknown,
   now: () => Date,
   monotonic: () => number = systemClock.monotonic,
+  memory?: ClockMemory,
 ): Promise<Outcome[]> {
   const stop = reconcileDuration.startTimer();
-  const clock = serverClock(client, { wall: () => now().getTime(), monotonic });
-  let duties = hinted(object, now().getTime());
-  if (duties === 'read') {
+  const clock = serverClock(client, { wall: () => now().getTime(), monotonic }, memory);
+  const outcome = await (async (): Promise<Outcome | null> => {
+    // The event's pod: a skip, or a write on its facts while the server's clock is known.
+    const facts = object === null || object === undefined ? null : podFacts(object, target.namespace, target.name);
+    const hinted = facts ? hint(facts.view, clock.now().getTime()) : 'read';
+    if (facts && hinted !== 'read') {
+      const duties = hinted;
+      if (!duties) return null;
+      if (duties.actions.length === 0) return { neoset: `${target.namespace}/${duties.owner.name}`, result: 'ok', actions: [], statusWritten: false, requeueAfter: null };
+      if (clock.onServerClock()) {
+        const written = await write(clock, target, duties, facts);
+        if (written.result !== 'conflict') return written;
+      }
+    }
+    // No facts to go on, or they no longer held: the pod as read.
     const pod = await clock.client.request<Pod>('GET', paths.pod(target.namespace, target.name)).catch((err) => {
       if (err instanceof ApiError && err.isNotFound) return null;
       throw err;
     });
-    duties = dutiesOf(pod, clock.now().getTime());
-  }
-  if (!duties) return [];
-  const { owner, actions } = duties;
-  const id = `${target.namespace}/${owner.name}`;
-  const outcome = await (async (): Promise<Outcome> => {
-    if (actions.length === 0) return { neoset: id, result: 'ok', actions: [], statusWritten: false, requeueAfter: null };
-    try {
-      const applied = await applyPodWrites(clock.client, { name: owner.name, namespace: target.namespace, uid: owner.uid }, actions, { now: clock.now });
-      const result = applied.outcome === 'applied' ? 'ok' : applied.outcome;
-      return { neoset: id, result, actions: applied.written, statusWritten: false, requeueAfter: null, ...(applied.error ? { error: applied.error.message } : {}) };
-    } catch (err) {
-      const transient = err instanceof ApiError ? err.isTransient : false;
-      return { neoset: id, result: 'error', actions: writtenBefore(err), statusWritten: false, requeueAfter: null, error: (err as Error).message, transient };
-    }
+    const duties = dutiesOf(pod, clock.now().getTime());
+    if (!duties) return null;
+    return duties.actions.length === 0 ? { neoset: `${target.namespace}/${duties.owner.name}`, result: 'ok', actions: [], statusWritten: false, requeueAfter: null } : write(clock, target, duties, null);
   })();
+  if (!outcome) return [];
   stop();
   reconcileTotal.inc({ result: outcome.result });
   return [outcome];
+}
+
+/** The duties' writes: on `facts` (JSON Patch tests), or conditional on the resourceVersion read. */
+async function write(clock: ReturnType<typeof serverClock>, target: Extract<Target, { kind: 'pod' }>, duties: NonNullable<Duties>, facts: PodFacts | null): Promise<Outcome> {
+  const { owner, actions } = duties;
+  const id = `${target.namespace}/${owner.name}`;
+  try {
+    const applied = await applyPodWrites(clock.client, { name: owner.name, namespace: target.namespace, uid: owner.uid }, actions, { now: clock.now, ...(facts ? { facts } : {}) });
+    const result = applied.outcome === 'applied' ? 'ok' : applied.outcome;
+    return { neoset: id, result, actions: applied.written, statusWritten: false, requeueAfter: null, ...(applied.error ? { error: applied.error.message } : {}) };
+  } catch (err) {
+    const transient = err instanceof ApiError ? err.isTransient : false;
+    return { neoset: id, result: 'error', actions: writtenBefore(err), statusWritten: false, requeueAfter: null, error: (err as Error).message, transient };
+  }
 }

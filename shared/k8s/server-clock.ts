@@ -33,20 +33,52 @@ export interface ServerClock {
   client: KubeClient;
   /** The server's time now (the lower bound above); the instance's wall clock until a `Date` is seen. */
   now: () => Date;
+  /** Whether `now` is the server's (a Date seen, or recalled): false while the wall clock stands in. */
+  onServerClock: () => boolean;
   /** The instance's wall clock minus the server's (seconds, ≥ the true offset by up to ~1 s); null until a `Date` is seen. */
   offsetSeconds: () => number | null;
 }
 
-/** A clock for one run (a reconcile, a readiness decision): nothing is kept beyond it. */
-export function serverClock(client: KubeClient, local: LocalClock = systemClock): ServerClock {
+/** How long a Date read by an earlier run may stand in for one of the run's own (ClockMemory). */
+export const RECENT_CLOCK_MS = 10_000;
+
+/**
+ * The server's clock as this instance last read it, for a run that writes without reading first (the
+ * readiness function's writes on an event's facts, pod-facts.ts): the bound of the latest response, as
+ * "server ms minus monotonic ms", while it is at most RECENT_CLOCK_MS old. Each bound is a lower bound
+ * on its own (above), so one a few seconds old is as good as a fresh one unless the server's clock is
+ * stepped back meanwhile — the same exposure a run has between its read and its write, over seconds
+ * instead of milliseconds. Bookkeeping whose loss costs a read (SPEC §2.0): without a recent bound the
+ * caller reads first. One per app instance.
+ */
+export interface ClockMemory {
+  remember(base: number, at: number): void;
+  /** The latest bound, or null when there is none younger than RECENT_CLOCK_MS. */
+  recall(): number | null;
+}
+
+export function clockMemory(monotonic: () => number = systemClock.monotonic, ttlMs = RECENT_CLOCK_MS): ClockMemory {
+  let latest: { base: number; at: number } | null = null;
+  return {
+    remember: (base, at) => void (latest = { base, at }),
+    recall: () => (latest !== null && monotonic() - latest.at <= ttlMs ? latest.base : null),
+  };
+}
+
+/**
+ * A clock for one run (a reconcile, a readiness decision): nothing is kept beyond it but what it tells
+ * `memory` (when given), which also gives it its first bound.
+ */
+export function serverClock(client: KubeClient, local: LocalClock = systemClock, memory?: ClockMemory): ServerClock {
   // The best lower bound so far, as "server ms minus monotonic ms" (constant while both run at one rate).
-  let base: number | null = null;
+  let base: number | null = memory?.recall() ?? null;
   let offset: number | null = null;
   const observe = (date: string) => {
     const serverMs = Date.parse(date);
     if (!Number.isFinite(serverMs)) return; // a Date we cannot read tells nothing
     const at = local.monotonic();
     const candidate = serverMs - at;
+    memory?.remember(candidate, at);
     if (base === null || candidate > base) base = candidate;
     offset = (local.wall() - (base + at)) / 1000;
     clockOffset.set(offset);
@@ -63,6 +95,7 @@ export function serverClock(client: KubeClient, local: LocalClock = systemClock)
         }),
     },
     now: () => new Date(base === null ? local.wall() : base + local.monotonic()),
+    onServerClock: () => base !== null,
     offsetSeconds: () => offset,
   };
 }

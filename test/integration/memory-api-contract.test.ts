@@ -127,6 +127,32 @@ async function scenario(client: KubeClient, namespace: string): Promise<Outcome[
     req('PATCH', podPath, { patch: 'json', body: [{ op: 'test', path: '/metadata/labels/app', value: 'nope' }, { op: 'replace', path: '/spec/containers/0/image', value: 'nginx:x' }] }));
   await step('json patch, test holds', () =>
     req('PATCH', podPath, { patch: 'json', body: [{ op: 'test', path: '/metadata/resourceVersion', value: fresh() }, { op: 'replace', path: '/spec/containers/0/image', value: 'nginx:1.3' }] }), podFields);
+  // The readiness function's writes on an event's facts test absent parts as null (pod-facts.ts).
+  await step('json patch, a test of null on an absent member holds', () =>
+    req('PATCH', podPath, { patch: 'json', body: [{ op: 'test', path: '/metadata/deletionTimestamp', value: null }, { op: 'replace', path: '/spec/containers/0/image', value: 'nginx:1.4' }] }), podFields);
+  await step('json patch, a test of null on a present member fails', () =>
+    req('PATCH', podPath, { patch: 'json', body: [{ op: 'test', path: '/metadata/labels', value: null }, { op: 'replace', path: '/spec/containers/0/image', value: 'nginx:x' }] }));
+  await step('json patch, a test under an absent object fails', () =>
+    req('PATCH', podPath, { patch: 'json', body: [{ op: 'test', path: '/metadata/nothing/here', value: null }, { op: 'replace', path: '/spec/containers/0/image', value: 'nginx:x' }] }));
+  await step('json patch, a test of a whole list holds', async () => {
+    const now = (await req('GET', podPath)) as KubeObject;
+    return req('PATCH', podPath, { patch: 'json', body: [{ op: 'test', path: '/spec/containers', value: (now.spec as { containers: unknown }).containers }, { op: 'replace', path: '/spec/containers/0/image', value: 'nginx:1.5' }] });
+  }, podFields);
+  await step('json patch on pods/status: tests, an annotation removed, a condition replaced', async () => {
+    await req('PATCH', podPath, { patch: 'merge', body: { metadata: { annotations: { note: 'two', keep: 'yes' } } } });
+    const now = (await req('GET', podPath)) as KubeObject;
+    const conditions = ((now.status as { conditions?: { type: string }[] }).conditions ?? []);
+    const at = conditions.findIndex((c) => c.type === CONDITION_INPLACE_READY);
+    return req('PATCH', paths.podStatus(namespace, POD), {
+      patch: 'json',
+      body: [
+        { op: 'test', path: '/metadata/annotations', value: now.metadata.annotations ?? null },
+        { op: 'test', path: '/status/conditions', value: conditions },
+        { op: 'remove', path: '/metadata/annotations/note' },
+        { op: 'replace', path: `/status/conditions/${at}`, value: condition(CONDITION_INPLACE_READY, 'True', 'Facts') },
+      ],
+    });
+  }, podFields);
 
   await step('delete, stale rv precondition', () => req('DELETE', podPath, { body: { preconditions: { uid: created.metadata.uid, resourceVersion: stale } } }));
   await step('delete, wrong uid precondition', () =>

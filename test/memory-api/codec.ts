@@ -2,7 +2,8 @@
 // without omitempty, or a struct (metav1.Time, ContainerState) that omitempty cannot omit, is
 // written even when the client left it out — so every pod and claim condition carries
 // `lastProbeTime` and `lastTransitionTime` (null when unset), and every container status its
-// `state`, `lastState` ({}), `ready` and `restartCount`.
+// `state`, `lastState` ({}), `ready` and `restartCount`; and an empty map of labels or annotations
+// is left out.
 import type { Resource } from './resources.ts';
 import type { KubeObject } from './store.ts';
 
@@ -11,6 +12,11 @@ type Status = { conditions?: Record<string, unknown>[]; containerStatuses?: Reco
 const CONTAINER_STATUS = () => ({ image: '', imageID: '', ready: false, restartCount: 0, state: {}, lastState: {} });
 
 export function encode(resource: Resource, obj: KubeObject): void {
+  // ObjectMeta's maps are omitempty: a JSON patch that removes the last annotation leaves none.
+  for (const field of ['labels', 'annotations'] as const) {
+    const map = obj.metadata[field];
+    if (map !== undefined && map !== null && Object.keys(map).length === 0) delete obj.metadata[field];
+  }
   if (resource !== 'pods' && resource !== 'persistentvolumeclaims') return;
   const status = obj.status as Status | undefined;
   for (const c of status?.conditions ?? []) {

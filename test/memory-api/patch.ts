@@ -135,6 +135,14 @@ function get(doc: unknown, path: string): unknown {
   return v;
 }
 
+/** The pointer names a member its object does not have (the object itself must be there). */
+function absentMember(doc: unknown, path: string): boolean {
+  const tokens = pointer(path);
+  if (tokens.length === 0) return false;
+  const { parent, last } = locate(doc, tokens, path);
+  return !Array.isArray(parent) && !Object.hasOwn(parent, last);
+}
+
 function remove(doc: unknown, path: string): unknown {
   const tokens = pointer(path);
   const { parent, last } = locate(doc, tokens, path);
@@ -181,6 +189,8 @@ export function jsonPatch(doc: unknown, operations: unknown): unknown {
         out = add(out, path, clone(get(out, from ?? '')));
         break;
       case 'test':
+        // As kube-apiserver's (gopkg.in/evanphx/json-patch.v4): null tests a member of an object absent.
+        if (value === null && absentMember(out, path)) break;
         if (!sameJson(get(out, path), value)) throw new PatchFailed(`testing value ${path} failed: test failed`);
         break;
       default:
