@@ -53,7 +53,10 @@ export async function startFunction(opts: FunctionOptions): Promise<RunningFunct
     ...opts.env,
   };
   // `env` sets the child's environment and execs node: the pid (and its death signal) stay the same.
-  const child = startProcess(opts.name, 'env', [...Object.entries(env).map(([k, v]) => `${k}=${v}`), process.execPath, entryOf(opts.name, opts.bundled)], opts.logPath);
+  // NEOSET_CPU_PROF_DIR: each function writes a V8 CPU profile there when it stops (node --cpu-prof;
+  // Node refuses it in NODE_OPTIONS), for finding where a benchmark's function CPU goes.
+  const profile = process.env.NEOSET_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.NEOSET_CPU_PROF_DIR}`, `--cpu-prof-name=${opts.name}-\${pid}.cpuprofile`] : [];
+  const child = startProcess(opts.name, 'env', [...Object.entries(env).map(([k, v]) => `${k}=${v}`), process.execPath, ...profile, entryOf(opts.name, opts.bundled)], opts.logPath);
   const scheme = opts.tls ? 'https' : 'http';
   const url = `${scheme}://${opts.host ?? '127.0.0.1'}:${port}`;
   try {

@@ -52,8 +52,9 @@ export interface ParsedEvent {
   /**
    * The object a Resource-mode add/update event carries (its state when the event was sent, as the
    * sender claims it); null for a delete, a Reference-mode event or a tick. It may stand in for a read
-   * only to decide that nothing is to be done: a write is decided from the object read from the API
-   * server (SPEC §2, §2.0).
+   * to decide that nothing is to be done; a write is decided from the object read from the API server,
+   * or (readiness) on facts of this object that the API server checks in the write itself
+   * (shared/k8s/pod-facts.ts; SPEC §2, §2.0).
    */
   object: unknown;
 }
