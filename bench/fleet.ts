@@ -25,6 +25,7 @@ import { withFleetStack, FLEET_CPU_PARTIES } from './lib/fleet-stack.ts';
 import { fleetRollout, type FleetConfig, type FleetResult } from './lib/fleet-run.ts';
 import type { Writer } from './lib/rollout-watch.ts';
 import { fixed, median, table } from './lib/stats.ts';
+import { benchResyncMs } from './lib/rollout-stack.ts';
 
 const positive = (name: string, raw: string): number => {
   const n = Number(raw);
@@ -43,7 +44,7 @@ const SIDES = (process.env.FLEET_SIDES ?? (BIG ? 'neoset' : 'neoset,statefulset'
   if (s !== 'neoset' && s !== 'statefulset') throw new Error(`FLEET_SIDES: neoset and/or statefulset, got "${s}"`);
   return s as Writer;
 });
-const RESYNC_MS = 3000;
+const RESYNC_MS = benchResyncMs();
 /** A simulated node hands out pod IPs from one /24 and takes at most 250 pods: one node per 200. */
 const PODS_PER_NODE = 200;
 

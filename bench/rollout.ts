@@ -53,7 +53,7 @@ import { allRequests, installFlowSchemas, NEOSET_FUNCTIONS, requestsOf, scrape, 
 import { cpuDelta, sampleCpu } from './lib/cpu.ts';
 import { benchCpuGroups, startKubelets } from './lib/fleet-stack.ts';
 import { KNATIVE_CPU_PARTIES, knativeUnavailable, startKnativeSide, type KnativeSide } from './lib/knative-side.ts';
-import { bridgeRolloutStack, functionMetrics, type RolloutStack } from './lib/rollout-stack.ts';
+import { benchResyncMs, bridgeRolloutStack, functionMetrics, type RolloutStack } from './lib/rollout-stack.ts';
 import { stepLatency, watchRollout, type Writer } from './lib/rollout-watch.ts';
 import { runsFromLog, SEGMENTS, stepBreakdown } from './lib/step-breakdown.ts';
 import { fixed, median, table } from './lib/stats.ts';
@@ -66,7 +66,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const BRIDGE = process.env.BENCH_KNATIVE !== 'only';
 /** Bare pods patched one at a time on the idle stack for the one-at-a-time limit (each run). */
 const BARE_ONE = Number(process.env.BENCH_BARE_ONE ?? 6);
-const RESYNC_MS = 3000;
+const RESYNC_MS = benchResyncMs();
 /** A simulated node hands out pod IPs from one /24: more nodes for more pods (they race to bind, as schedulers' binds would). */
 const PODS_PER_NODE = 200;
 

@@ -42,3 +42,16 @@ export async function functionMetrics(url: string, series: RegExp): Promise<Map<
   }
   return samples;
 }
+
+/**
+ * The bridge's resync tick: each minute, as knative/eventing.yaml's PingSource (and the real-Knative
+ * side of the benchmark), unless BENCH_RESYNC_MS says otherwise. A tick reconciles every NeoSet (three
+ * reads each), so a faster one is a cost no install pays: at 3 s it was most of a 200-set fleet's
+ * requests per pod.
+ */
+export function benchResyncMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.BENCH_RESYNC_MS ?? '60000';
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms < 100) throw new Error(`BENCH_RESYNC_MS: a whole number of milliseconds ≥ 100, got "${raw}"`);
+  return ms;
+}
