@@ -62,13 +62,15 @@ export async function readinessOne(
   const clock = serverClock(client, { wall: () => now().getTime(), monotonic }, memory);
   const outcome = await (async (): Promise<Outcome | null> => {
     // The event's pod: a skip, or a write on its facts while the server's clock is known.
+    // An event's pod without the facts' shape (no uid, another name, no status) may still tell a skip,
+    // as before there were facts; only a write needs them.
     const facts = object === null || object === undefined ? null : podFacts(object, target.namespace, target.name);
-    const hinted = facts ? hint(facts.view, clock.now().getTime()) : 'read';
-    if (facts && hinted !== 'read') {
+    const hinted = object === null || object === undefined ? 'read' : hint((facts?.view ?? object) as Pod, clock.now().getTime());
+    if (hinted !== 'read') {
       const duties = hinted;
       if (!duties) return null;
       if (duties.actions.length === 0) return { neoset: `${target.namespace}/${duties.owner.name}`, result: 'ok', actions: [], statusWritten: false, requeueAfter: null };
-      if (clock.onServerClock()) {
+      if (facts && clock.onServerClock()) {
         const written = await write(clock, target, duties, facts);
         if (written.result !== 'conflict') return written;
       }
