@@ -42,7 +42,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /**
  * The facts of `object` as the pod `namespace/name`, or null when it is not shaped so (no uid, another
- * name, no containers, no status): such an event decides nothing without a read.
+ * name, no containers, no status): such an event's pod may still tell a skip, never a write.
  */
 export function podFacts(object: unknown, namespace: string, name: string): PodFacts | null {
   if (!isObject(object) || !isObject(object.metadata) || !isObject(object.spec) || !isObject(object.status)) return null;
