@@ -396,11 +396,12 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
     }
     case 'finishInPlaceUpdate': {
       const annotations = { [ANNOTATION_INPLACE_STATE]: null };
+      // With a gate, one pods/status write (metadata may change there); without, the pod's.
+      const path = action.gate ? paths.podStatus(ns, action.pod.name) : paths.pod(ns, action.pod.name);
+      const gate = action.gate && gateCondition(action.gate);
       const r = ctx.facts
-        ? await patchOnFacts(action.pod, action.gate ? paths.podStatus(ns, action.pod.name) : paths.pod(ns, action.pod.name), [removeStateOp, ...(action.gate ? [gateOp(ctx.facts.view, gateCondition(action.gate))] : [])])
-        : action.gate
-        ? await patchPod(action.pod, { metadata: { annotations }, status: { conditions: [gateCondition(action.gate)] } }, 'strategic', paths.podStatus(ns, action.pod.name))
-        : await patchPod(action.pod, { metadata: { annotations } });
+        ? await patchOnFacts(action.pod, path, [removeStateOp, ...(gate ? [gateOp(ctx.facts.view, gate)] : [])])
+        : await patchPod(action.pod, { metadata: { annotations }, ...(gate ? { status: { conditions: [gate] } } : {}) }, gate ? 'strategic' : 'merge', path);
       // Observed by the one writer whose conditional write succeeded: once per update.
       // An aborted drain changed no image: it is not an update duration.
       if (!action.aborted) inPlaceUpdateDuration.observe({ namespace: ns, neoset: ctx.owner.name }, action.durationSeconds);

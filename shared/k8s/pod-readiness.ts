@@ -23,7 +23,7 @@ import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
 import type { Outcome } from './reconcile.ts';
 import { podFacts, type PodFacts } from './pod-facts.ts';
-import { serverClock, systemClock, type ClockMemory } from './server-clock.ts';
+import { serverClock, systemClock, type ClockMemory, type ServerClock } from './server-clock.ts';
 
 /** What readiness would do for a pod: null when it is no NeoSet's pod (nothing to do, no outcome). */
 type Duties = { owner: OwnerReference; actions: Action[] } | null;
@@ -61,28 +61,23 @@ export async function readinessOne(
   const stop = reconcileDuration.startTimer();
   const clock = serverClock(client, { wall: () => now().getTime(), monotonic }, memory);
   const outcome = await (async (): Promise<Outcome | null> => {
-    // The event's pod: a skip, or a write on its facts while the server's clock is known.
     // An event's pod without the facts' shape (no uid, another name, no status) may still tell a skip,
     // as before there were facts; only a write needs them.
     const facts = object === null || object === undefined ? null : podFacts(object, target.namespace, target.name);
     const hinted = object === null || object === undefined ? 'read' : hint((facts?.view ?? object) as Pod, clock.now().getTime());
-    if (hinted !== 'read') {
-      const duties = hinted;
-      if (!duties) return null;
-      if (duties.actions.length === 0) return { neoset: `${target.namespace}/${duties.owner.name}`, result: 'ok', actions: [], statusWritten: false, requeueAfter: null };
-      if (facts && clock.onServerClock()) {
-        const written = await write(clock, target, duties, facts);
-        if (written.result !== 'conflict') return written;
-      }
+    // Not a NeoSet's pod, or nothing to do: answered from the event.
+    if (hinted !== 'read' && (!hinted || hinted.actions.length === 0)) return act(clock, target, hinted, null);
+    // Something to do: written on the event's facts while the server's clock is known.
+    if (hinted !== 'read' && facts && clock.onServerClock()) {
+      const written = await act(clock, target, hinted, facts);
+      if (written?.result !== 'conflict') return written;
     }
     // No facts to go on, or they no longer held: the pod as read.
     const pod = await clock.client.request<Pod>('GET', paths.pod(target.namespace, target.name)).catch((err) => {
       if (err instanceof ApiError && err.isNotFound) return null;
       throw err;
     });
-    const duties = dutiesOf(pod, clock.now().getTime());
-    if (!duties) return null;
-    return duties.actions.length === 0 ? { neoset: `${target.namespace}/${duties.owner.name}`, result: 'ok', actions: [], statusWritten: false, requeueAfter: null } : write(clock, target, duties, null);
+    return act(clock, target, dutiesOf(pod, clock.now().getTime()), null);
   })();
   if (!outcome) return [];
   stop();
@@ -90,10 +85,15 @@ export async function readinessOne(
   return [outcome];
 }
 
-/** The duties' writes: on `facts` (JSON Patch tests), or conditional on the resourceVersion read. */
-async function write(clock: ReturnType<typeof serverClock>, target: Extract<Target, { kind: 'pod' }>, duties: NonNullable<Duties>, facts: PodFacts | null): Promise<Outcome> {
+/**
+ * What the duties come to: nothing for no NeoSet's pod, an empty outcome when nothing is to be done,
+ * else their writes — on `facts` (JSON Patch tests), or conditional on the resourceVersion read.
+ */
+async function act(clock: ServerClock, target: Extract<Target, { kind: 'pod' }>, duties: Duties, facts: PodFacts | null): Promise<Outcome | null> {
+  if (!duties) return null;
   const { owner, actions } = duties;
   const id = `${target.namespace}/${owner.name}`;
+  if (actions.length === 0) return { neoset: id, result: 'ok', actions: [], statusWritten: false, requeueAfter: null };
   try {
     const applied = await applyPodWrites(clock.client, { name: owner.name, namespace: target.namespace, uid: owner.uid }, actions, { now: clock.now, ...(facts ? { facts } : {}) });
     const result = applied.outcome === 'applied' ? 'ok' : applied.outcome;
