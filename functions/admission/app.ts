@@ -10,8 +10,7 @@
 // read, the reviews in flight are bounded in bytes, the dry-runs in number, each dry-run is aborted at
 // its deadline, and a refusal repeats no more of the API server's answer than a field and a reason.
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import { bodyBudget } from '../../shared/http/body-budget.ts';
+import { bodyBudget, boundedBody } from '../../shared/http/body-budget.ts';
 import { clientCertOf, requireClientCert } from '../../shared/http/client-cert.ts';
 import type { Logger } from 'pino';
 import { createLogger } from '../../shared/http/logger.ts';
@@ -199,7 +198,7 @@ export function createApp(deps: AdmissionDeps): Hono {
       return c.json({ error: `${inFlight.requests} reviews (${Math.round(inFlight.bytes / 1024)} KiB) in flight: retry` }, 429);
     },
   });
-  const limit = bodyLimit({
+  const limit = boundedBody({
     maxSize: MAX_BODY_BYTES,
     onError: (c) => {
       log.warn({ path: c.req.path, limit: MAX_BODY_BYTES }, 'admission refused: body too large');

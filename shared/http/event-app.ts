@@ -5,9 +5,8 @@
 // Every body is bounded before it is read (SPEC §2.3): 413 past MAX_EVENT_BYTES, and the bytes of
 // bodies in flight share BODY_BUDGET_BYTES (503, retried, past it).
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
-import { bodyBudget } from './body-budget.ts';
+import { bodyBudget, boundedBody } from './body-budget.ts';
 import { createLogger } from './logger.ts';
 import { BadEventError, parseEvent, type ParsedEvent } from '../events/target.ts';
 import { ApiError, type KubeClient } from '../k8s/client.ts';
@@ -59,7 +58,7 @@ export function createEventApp(opts: EventAppOptions): Hono {
   });
   // With a Content-Length it refuses at once, unread (Node's parser holds the body to that length);
   // chunked, it counts the bytes as they arrive and stops reading past the limit.
-  const limit = bodyLimit({
+  const limit = boundedBody({
     maxSize: MAX_EVENT_BYTES,
     onError: (c) => {
       log.warn({ outcome: 'rejected', error: 'body too large', limit: MAX_EVENT_BYTES }, 'event');
