@@ -3,10 +3,13 @@
 // against a real control plane holding 10 settled NeoSets of PODS pods each. The benchmark POSTs
 // Pod MODIFIED events — ApiServerSource Resource mode, binary CloudEvents, built as the bridge builds
 // them (dev/bridge/pump.ts) — for the settled pods, keeping 8 (then 50) requests in flight, and
-// reports events/s, latency p50/p99 and the API requests the instance made per event (its own
-// neoset_api_requests_total, from its /metrics). Two event mixes:
+// reports events/s, latency p50/p99, the API requests the instance made per event (its own
+// neoset_api_requests_total, from its /metrics) and the CPU it spent per event (/proc). Event mixes:
 //   one NeoSet   every event names a pod of the same NeoSet — what coalescing (SPEC §2.0) helps
 //   10 NeoSets   the events go round-robin over the pods of all ten
+//   mid-update   the pods as an update in flight shows them (draining, the state annotation on):
+//                what most of a rollout's Pod events are, which reconcile leaves alone unread — to
+//                reconcile, and to a readiness process (nothing to do for it either: the gate is shut)
 // Nothing is to be done for any of these pods, so every answer must be an empty 200.
 //
 //   node bench/events.ts          (PODS=30 EVENTS=2000 to change)
@@ -21,9 +24,11 @@ import { startControlPlane } from '../dev/cluster/control-plane.ts';
 import { installCrds } from '../dev/cluster/crd.ts';
 import { resourceEvent, startPump, toBinaryRequest, type PumpEvent } from '../dev/bridge/pump.ts';
 import type { KubeObject } from '../shared/k8s/watch.ts';
-import { startFunction } from '../dev/functions.ts';
+import { startFunction, type RunningFunction } from '../dev/functions.ts';
 import { startKubelet } from '../dev/kubelet/kubelet.ts';
 import { fixed, quantile, table } from './lib/stats.ts';
+import { cpuMs } from './lib/cpu.ts';
+import { ANNOTATION_INPLACE_STATE } from '../shared/api/names.ts';
 import { APP_IMAGE, createNamespace, neoset, neosetPath, podsPath, readyPods, until } from './lib/workloads.ts';
 
 const PODS = Number(process.env.PODS ?? 30);
@@ -35,6 +40,7 @@ const NS = 'bench-events';
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
 interface Result {
+  fn: string;
   mix: string;
   inFlight: number;
   perSecond: number;
@@ -43,6 +49,7 @@ interface Result {
   reads: number;
   writes: number;
   failed: number;
+  cpuPerEvent: number;
 }
 
 /** The instance's API requests so far, from its /metrics: reads (GET) and writes. */
@@ -89,6 +96,7 @@ async function main(): Promise<void> {
   const kubelets = [];
   for (let i = 0; i < Math.ceil((NEOSETS * PODS) / 200); i++) kubelets.push(await startKubelet({ kubeConfig: kc, nodeName: `bench-node-${i}` }));
   const reconcile = await startFunction({ name: 'reconcile', port: 0, kubeconfig: cp.kubeconfigPath, logPath: join(dir, 'reconcile.log') });
+  const readiness = await startFunction({ name: 'readiness', port: 0, kubeconfig: cp.kubeconfigPath, logPath: join(dir, 'readiness.log') });
   const results: Result[] = [];
   try {
     // Settle the NeoSets with the bridge feeding the instance (and an in-process readiness), then
@@ -119,19 +127,33 @@ async function main(): Promise<void> {
     const ofSet = (name: string) => pods.filter((p) => p.metadata.labels?.[LABEL_NEOSET_NAME] === name);
     const one = ofSet(names[0]);
     const byName = names.map(ofSet);
-    const mixes: [string, (i: number) => KubeObject][] = [
-      ['one NeoSet', (i) => one[i % one.length]],
-      [`${NEOSETS} NeoSets`, (i) => byName[i % NEOSETS][Math.floor(i / NEOSETS) % PODS]],
+    // As the drain writes it (§4.4 step 1): the state annotation, the gate shut.
+    const draining = (pod: KubeObject): KubeObject => {
+      const p = structuredClone(pod) as KubeObject & { metadata: { annotations?: Record<string, string> }; status?: { conditions?: { type: string; status: string }[] } };
+      const state = { revision: p.metadata.labels?.['controller-revision-hash'] ?? 'r', phase: 'Draining', drainStartedAt: new Date().toISOString(), readiness: 'Probe' };
+      p.metadata.annotations = { ...p.metadata.annotations, [ANNOTATION_INPLACE_STATE]: JSON.stringify(state) };
+      for (const c of p.status?.conditions ?? []) if (c.type === 'InPlaceUpdateReady') c.status = 'False';
+      return p;
+    };
+    const mixes: [RunningFunction, string, (i: number) => KubeObject][] = [
+      [reconcile, 'one NeoSet', (i) => one[i % one.length]],
+      [reconcile, `${NEOSETS} NeoSets`, (i) => byName[i % NEOSETS][Math.floor(i / NEOSETS) % PODS]],
+      [reconcile, 'mid-update', (i) => draining(one[i % one.length])],
+      [readiness, 'mid-update', (i) => draining(one[i % one.length])],
     ];
-    // Warm the instance (JIT, connections) before anything is timed.
-    await load(reconcile.url, Array.from({ length: 200 }, (_, i) => eventOf(one[i % one.length])), 8);
+    // Warm the instances (JIT, connections) before anything is timed.
+    for (const fn of [reconcile, readiness]) await load(fn.url, Array.from({ length: 200 }, (_, i) => eventOf(one[i % one.length])), 8);
     for (const inFlight of IN_FLIGHT) {
-      for (const [mix, podAt] of mixes) {
+      for (const [fn, mix, podAt] of mixes) {
         const events = Array.from({ length: EVENTS }, (_, i) => eventOf(podAt(i)));
-        const before = await apiRequests(reconcile.url);
-        const { ms, latencies, failed } = await load(reconcile.url, events, inFlight);
-        const after = await apiRequests(reconcile.url);
+        const before = await apiRequests(fn.url);
+        const cpuBefore = cpuMs(fn.process.pid);
+        const { ms, latencies, failed } = await load(fn.url, events, inFlight);
+        const cpuPerEvent = (cpuMs(fn.process.pid) - cpuBefore) / events.length;
+        const after = await apiRequests(fn.url);
         results.push({
+          fn: fn.name,
+          cpuPerEvent,
           mix,
           inFlight,
           perSecond: (events.length / ms) * 1000,
@@ -141,20 +163,21 @@ async function main(): Promise<void> {
           writes: (after.writes - before.writes) / events.length,
           failed,
         });
-        say(`${mix}, ${inFlight} in flight: ${fixed((events.length / ms) * 1000, 0)} events/s`);
+        say(`${fn.name}, ${mix}, ${inFlight} in flight: ${fixed((events.length / ms) * 1000, 0)} events/s, ${fixed(cpuPerEvent, 3)} CPU ms/event`);
       }
     }
   } finally {
     await reconcile.process.stop();
+    await readiness.process.stop();
     for (const kubelet of kubelets) await kubelet.stop();
     await cp.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`no-op Pod events (Resource mode, binary) to one reconcile instance; ${NEOSETS} NeoSets of ${PODS} settled pods; ${EVENTS} events each`);
+  console.log(`no-op Pod events (Resource mode, binary) to one instance of each function; ${NEOSETS} NeoSets of ${PODS} settled pods; ${EVENTS} events each`);
   console.log(
     table(
-      ['events for', 'in flight', 'events/s', 'p50 ms', 'p99 ms', 'API req/event (R/W)', 'not an empty 200'],
-      results.map((r) => [r.mix, `${r.inFlight}`, fixed(r.perSecond, 0), fixed(r.p50, 1), fixed(r.p99, 1), `${fixed(r.reads + r.writes, 2)} (${fixed(r.reads, 2)}/${fixed(r.writes, 2)})`, `${r.failed}`]),
+      ['function', 'events for', 'in flight', 'events/s', 'p50 ms', 'p99 ms', 'API req/event (R/W)', 'CPU ms/event', 'not an empty 200'],
+      results.map((r) => [r.fn, r.mix, `${r.inFlight}`, fixed(r.perSecond, 0), fixed(r.p50, 1), fixed(r.p99, 1), `${fixed(r.reads + r.writes, 2)} (${fixed(r.reads, 2)}/${fixed(r.writes, 2)})`, fixed(r.cpuPerEvent, 3), `${r.failed}`]),
     ),
   );
 }

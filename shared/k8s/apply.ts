@@ -110,9 +110,13 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
   // Every status written records the lists it was decided from (snapshot-reader.ts): the next
   // decision lists not older than these.
   const stamp = (status: NeoSetStatus): NeoSetStatus => (snapshot.listed ? { ...status, observedResourceVersions: snapshot.listed } : status);
+  // Without managedFields: on a subresource write kube-apiserver keeps the stored ones whatever the
+  // body says (its field manager decodes the live object's), so sending them back costs both sides
+  // their encoding and nothing else.
+  const { managedFields: _ignored, ...metadata } = neoset.metadata as ObjectMeta & { managedFields?: unknown };
   const writeStatus = async (status: NeoSetStatus, what: string) => {
     const r = await client.request<{ metadata?: ObjectMeta }>('PUT', paths.neosetStatus(ns, neoset.metadata.name), {
-      body: { apiVersion: neoset.apiVersion, kind: neoset.kind, metadata: { ...neoset.metadata, resourceVersion: conditionalOn('PUT', neoset.metadata.name, resourceVersion) }, spec: neoset.spec, status: stamp(status) },
+      body: { apiVersion: neoset.apiVersion, kind: neoset.kind, metadata: { ...metadata, resourceVersion: conditionalOn('PUT', neoset.metadata.name, resourceVersion) }, spec: neoset.spec, status: stamp(status) },
     });
     resourceVersion = r?.metadata?.resourceVersion ?? resourceVersion;
     written.push(what);

@@ -7,6 +7,7 @@ import http from 'node:http';
 // Only the type: client-node is loaded by kubeconfig.ts, where a KubeConfig is made (see deferred()).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { apiRequests } from '../metrics/registry.ts';
+import { parseJsonBody } from './json-body.ts';
 
 export type PatchType = 'merge' | 'strategic' | 'json';
 const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
@@ -126,9 +127,10 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
       const resource = resourceOf(url.pathname);
       let status = 0;
       try {
-        const { statusCode, text } = await send(transport, url, reqOpts, payload, opts);
+        const { statusCode, body } = await send(transport, url, reqOpts, payload, opts);
         status = statusCode;
-        if (statusCode >= 200 && statusCode < 300) return (text ? JSON.parse(text) : undefined) as T;
+        if (statusCode >= 200 && statusCode < 300) return (body.length > 0 ? parseJsonBody(body) : undefined) as T;
+        const text = body.toString('utf8');
         let reason = 'Unknown';
         let message = text.slice(0, 500);
         let causes: StatusCause[] = [];
@@ -159,7 +161,7 @@ function send(
   opts: https.RequestOptions,
   payload: string | undefined,
   { date, warning }: Pick<RequestOptions, 'date' | 'warning'>,
-): Promise<{ statusCode: number; text: string }> {
+): Promise<{ statusCode: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = transport.request(url, opts, (res) => {
       // At the headers, not the body's end: the earlier the receipt is taken, the tighter the bound.
@@ -168,7 +170,7 @@ function send(
       if (warning) for (const value of res.headersDistinct.warning ?? []) for (const text of warningTexts(value)) warning(text);
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
       res.on('error', reject);
     });
     req.setTimeout(30_000, () => req.destroy(new Error('request timed out after 30s')));
