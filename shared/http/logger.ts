@@ -12,12 +12,26 @@ export const LOG_FLUSH_MS = 200;
 
 // One destination per process, shared by its loggers (module-level, STYLE §6: a sink, like the
 // metrics registry). Made on the first logger, so a module that only imports this one opens nothing.
+// The flush is a timer set by the first line after the last flush, not an interval: an idle process
+// is not woken (a wake-up here costs more than a line), and sonic-boom's flush of nothing still writes.
 let destination: pino.DestinationStream | undefined;
 function stdout(): pino.DestinationStream {
   if (destination) return destination;
-  const made = pino.destination({ dest: 1, sync: false, minLength: LOG_CHUNK_BYTES });
-  setInterval(() => made.flush(), LOG_FLUSH_MS).unref();
-  return (destination = made);
+  const chunks = pino.destination({ dest: 1, sync: false, minLength: LOG_CHUNK_BYTES });
+  let flushing: NodeJS.Timeout | undefined;
+  const flushSoon = () => {
+    if (flushing) return;
+    flushing = setTimeout(() => {
+      flushing = undefined;
+      chunks.flush();
+    }, LOG_FLUSH_MS).unref();
+  };
+  return (destination = {
+    write(line: string) {
+      chunks.write(line);
+      flushSoon();
+    },
+  });
 }
 
 export function createLogger(name: string): Logger {
