@@ -16,6 +16,7 @@
 export const WHOLE_PARSE_MAX_BYTES = 96 * 1024;
 
 const ITEMS = Buffer.from('"items":[{"');
+const HEAD_MAX_BYTES = 16 * 1024;
 const QUOTE = 0x22;
 
 export function parseJsonBody(body: Buffer, wholeMaxBytes = WHOLE_PARSE_MAX_BYTES): unknown {
@@ -25,7 +26,9 @@ export function parseJsonBody(body: Buffer, wholeMaxBytes = WHOLE_PARSE_MAX_BYTE
 
 /** The list `body` holds, parsed item by item; null when it is not shaped so (the caller parses it whole). */
 export function parseListByItems(body: Buffer): { items: unknown[] } | null {
-  const open = body.indexOf(ITEMS);
+  // A list's head (kind, apiVersion, metadata: a resourceVersion, a continue token) is short; an
+  // "items" further in belongs to an object that is no list, and is not looked for.
+  const open = body.subarray(0, HEAD_MAX_BYTES).indexOf(ITEMS);
   if (open < 0) return null;
   const first = open + ITEMS.length - 2; // the first item's `{`
   const keyEnd = body.indexOf(QUOTE, first + 2);
