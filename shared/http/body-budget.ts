@@ -66,12 +66,14 @@ export function bodyBudget(opts: BodyBudgetOptions): MiddlewareHandler {
       return true;
     };
     const declared = declaredLength(c);
+    // Chunked: only then is the body touched as a stream (declaredLength).
+    const stream = declared === null ? c.req.raw.body : null;
     if (declared !== null) {
       // A body declared over the limit is refused by bodyLimit without being read: nothing to reserve.
       if (declared <= opts.maxBodyBytes && !take(declared)) return opts.onBusy(c, { bytes, requests });
-    } else if (c.req.raw.body !== null) {
+    } else if (stream !== null) {
       const raw = c.req.raw;
-      const counted = c.req.raw.body.pipeThrough(
+      const counted = stream.pipeThrough(
         new TransformStream<Uint8Array, Uint8Array>({
           // Past maxBodyBytes the bytes are bodyLimit's to refuse (413): a body is charged that much at most.
           transform: (chunk, out) => (take(Math.min(chunk.byteLength, Math.max(0, opts.maxBodyBytes - held))) ? out.enqueue(chunk) : out.error(new OverBudgetError())),

@@ -6,12 +6,13 @@
 // is parsed item by item instead: each item's bytes are a string of their own.
 //
 // Where the items split: a Kubernetes list is `{…"items":[ITEM,ITEM,…]}`, and the API server writes
-// every item with the same first key (`{"metadata":` — kind and apiVersion are left out of a typed
-// list's items). The bytes `},{"<key>":` cannot lie inside a JSON string (a quote there is escaped),
-// so they are either a boundary between items or between two objects nested deeper — and a piece cut
-// at a deeper boundary leaves brackets open, which JSON.parse refuses. So when every piece parses, the
-// pieces are the items; when anything does not fit (no list, a split that fails, a body that is not
-// ASCII-delimited as expected), the whole body is parsed as before.
+// every item with the same first key — the first item's tells it (`metadata` in a typed list, whose
+// items leave kind and apiVersion out; `apiVersion` in a custom resource's). The bytes `},{"<key>":`
+// cannot lie inside a JSON string (a quote there is escaped), so they are either a boundary between
+// items or between two objects nested deeper — and a piece cut at a deeper boundary leaves brackets
+// open, which JSON.parse refuses. So when every piece parses, the pieces are the items; when anything
+// does not fit (no items array first in the body, nothing after it but `]}`, a piece that does not
+// parse), the whole body is parsed as before.
 /** Bodies up to this size are parsed whole: their string stays far from the 128 KiB of large objects. */
 export const WHOLE_PARSE_MAX_BYTES = 96 * 1024;
 

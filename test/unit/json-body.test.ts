@@ -59,7 +59,7 @@ describe('parseJsonBody', () => {
         if (parseListByItems(bytes) !== null) split++;
         expect(parseJsonBody(bytes, 0)).toEqual(JSON.parse(JSON.stringify(value)));
       }),
-      { numRuns: 2000 },
+      { numRuns: Number(process.env.JSON_BODY_RUNS ?? 2000) },
     );
     // The item-by-item path itself is what most lists take.
     expect(split).toBeGreaterThan(300);
