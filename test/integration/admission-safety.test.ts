@@ -13,7 +13,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCa, issueServingCert, WEBHOOK_CLIENT_CN } from '../../dev/cluster/certs.ts';
 import { filesIn } from '../../dev/cluster/control-plane.ts';
 import { freePorts } from '../../dev/cluster/ports.ts';
@@ -113,9 +113,16 @@ describe('admission takes reviews from the API server only (client certificate)'
   it('the API server calls it with its client certificate: writes pass, and the log names the caller', async () => {
     const { code, stderr } = await apply(ns.name, validNeoSet('written'));
     expect(code, stderr).toBe(0);
-    const lines = readFileSync(join(dir, 'admission.log'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-    const reviews = lines.filter((l) => l.msg === 'admission' && l.name === 'written');
-    expect(reviews.map((l) => l.webhook).sort()).toEqual(['mutate', 'validate']);
+    // pino writes a line asynchronously: it may reach the file after the review's answer (ci25, under load).
+    const reviews = await vi.waitFor(
+      () => {
+        const lines = readFileSync(join(dir, 'admission.log'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+        const found = lines.filter((l) => l.msg === 'admission' && l.name === 'written');
+        expect(found.map((l) => l.webhook).sort()).toEqual(['mutate', 'validate']);
+        return found;
+      },
+      { timeout: 5000, interval: 50 },
+    );
     for (const l of reviews) expect(l.caller).toBe(WEBHOOK_CLIENT_CN);
   });
 

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { NeoSetSpec } from '../../shared/api/neoset.ts';
 import { createCa, issueServingCert } from '../../dev/cluster/certs.ts';
 import { createTestNamespace, kubectl, type TestNamespace } from '../cluster/harness.ts';
@@ -122,8 +122,11 @@ describe('admission webhooks behind a real kube-apiserver', () => {
     expect(stored.spec.updateStrategy).toEqual(DEFAULT_UPDATE_STRATEGY);
     expect(stored.spec).toEqual(NeoSetSpec.parse(input));
     // /mutate was called for it (the CRD's structural defaults had filled everything first, so its patch was empty).
-    const mutateLog = logLines.map((l) => { try { return JSON.parse(l); } catch { return {}; } }).filter((e) => e.webhook === 'mutate' && e.name === 'defaults');
-    expect(mutateLog.length).toBeGreaterThan(0);
+    // pino writes a line asynchronously: it may come after the review's answer (ci25, under load).
+    await vi.waitFor(() => {
+      const mutateLog = logLines.map((l) => { try { return JSON.parse(l); } catch { return {}; } }).filter((e) => e.webhook === 'mutate' && e.name === 'defaults');
+      expect(mutateLog.length).toBeGreaterThan(0);
+    }, { timeout: 5000, interval: 50 });
   });
 
   describe(`refuses each of ${INVALID_CASES.length} invalid NeoSets, naming the field`, () => {
