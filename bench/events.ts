@@ -28,7 +28,9 @@ import { startFunction, type RunningFunction } from '../dev/functions.ts';
 import { startKubelet } from '../dev/kubelet/kubelet.ts';
 import { fixed, quantile, table } from './lib/stats.ts';
 import { cpuMs } from './lib/cpu.ts';
-import { ANNOTATION_INPLACE_STATE } from '../shared/api/names.ts';
+import { ANNOTATION_INPLACE_STATE, LABEL_REVISION_HASH } from '../shared/api/names.ts';
+import type { InPlaceState } from '../shared/api/inplace-state.ts';
+import { encodeInPlaceState } from '../shared/core/pods/in-place-state.ts';
 import { APP_IMAGE, createNamespace, neoset, neosetPath, podsPath, readyPods, until } from './lib/workloads.ts';
 
 const PODS = Number(process.env.PODS ?? 30);
@@ -130,8 +132,8 @@ async function main(): Promise<void> {
     // As the drain writes it (§4.4 step 1): the state annotation, the gate shut.
     const draining = (pod: KubeObject): KubeObject => {
       const p = structuredClone(pod) as KubeObject & { metadata: { annotations?: Record<string, string> }; status?: { conditions?: { type: string; status: string }[] } };
-      const state = { revision: p.metadata.labels?.['controller-revision-hash'] ?? 'r', phase: 'Draining', drainStartedAt: new Date().toISOString(), readiness: 'Probe' };
-      p.metadata.annotations = { ...p.metadata.annotations, [ANNOTATION_INPLACE_STATE]: JSON.stringify(state) };
+      const state: InPlaceState = { revision: p.metadata.labels?.[LABEL_REVISION_HASH] ?? 'r', phase: 'Draining', drainStartedAt: new Date().toISOString(), readiness: 'Probe' };
+      p.metadata.annotations = { ...p.metadata.annotations, [ANNOTATION_INPLACE_STATE]: encodeInPlaceState(state) };
       for (const c of p.status?.conditions ?? []) if (c.type === 'InPlaceUpdateReady') c.status = 'False';
       return p;
     };
