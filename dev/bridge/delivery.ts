@@ -63,9 +63,13 @@ export function acceptable(res: Response, body: string): boolean {
 }
 
 /** One HTTP attempt with the spec's timeout; never throws. */
-export async function attemptOnce(target: string | FetchLike, request: () => Request, timeoutMs: number): Promise<Attempt> {
+export async function attemptOnce(target: string | FetchLike, request: () => Request, timeoutMs: number, stopping?: AbortSignal): Promise<Attempt> {
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), timeoutMs);
+  // The bridge stopping ends the attempt as its timeout would: nothing waits on the subscriber's answer.
+  const onStop = () => timeout.abort();
+  if (stopping?.aborted) onStop();
+  stopping?.addEventListener('abort', onStop, { once: true });
   try {
     const req = request();
     const answer = (async () => {
@@ -75,12 +79,17 @@ export async function attemptOnce(target: string | FetchLike, request: () => Req
       return acceptable(res, body) ? { status: res.status } : { status: 502, error: 'a non-empty 2xx body that is not a CloudEvent' };
     })();
     // An in-process target cannot be aborted: the timeout races it, as the dispatcher's client would.
-    const timedOut = new Promise<Attempt>((resolve) => timeout.signal.addEventListener('abort', () => resolve({ error: `no answer within ${timeoutMs} ms` })));
+    const timedOut = new Promise<Attempt>((resolve) => {
+      const late = () => resolve({ error: stopping?.aborted ? 'the bridge stopped' : `no answer within ${timeoutMs} ms` });
+      if (timeout.signal.aborted) late();
+      else timeout.signal.addEventListener('abort', late);
+    });
     return await Promise.race([answer, timedOut]);
   } catch (err) {
     return { error: (err as Error).message };
   } finally {
     clearTimeout(timer);
+    stopping?.removeEventListener('abort', onStop);
   }
 }
 
@@ -94,6 +103,8 @@ export interface DeliverOptions {
   slot: <T>(attempt: () => Promise<T>) => Promise<T>;
   /** Waits before a retry; resolves false when the pump is stopping (no further attempt). */
   sleep: (ms: number) => Promise<boolean>;
+  /** Aborted when the pump stops: an attempt in flight ends at once (its answer is not waited for). */
+  stopping?: AbortSignal;
   /** Called after each attempt that will be retried. */
   onRetry?: (attempt: Attempt, retryIndex: number) => void;
 }
@@ -101,7 +112,8 @@ export interface DeliverOptions {
 /** One event to one subscriber, with the Trigger's retries: delivered, rejected (a 4xx kept), or failed. */
 export async function deliver(opts: DeliverOptions): Promise<{ outcome: Outcome; attempts: number; last: Attempt }> {
   for (let retryIndex = 0; ; retryIndex++) {
-    const last = await opts.slot(() => attemptOnce(opts.target, opts.request, opts.spec.timeoutMs));
+    const last = await opts.slot(() => attemptOnce(opts.target, opts.request, opts.spec.timeoutMs, opts.stopping));
+    if (opts.stopping?.aborted) return { outcome: 'failed', attempts: retryIndex + 1, last };
     const attempts = retryIndex + 1;
     if (last.status !== undefined && last.status >= 200 && last.status < 300) return { outcome: 'delivered', attempts, last };
     if (last.status !== undefined && !isRetryable(last.status)) return { outcome: 'rejected', attempts, last };

@@ -194,6 +194,8 @@ export function startPump(opts: PumpOptions): Pump {
   const stats: PumpStats = { delivered: 0, failed: 0, rejected: 0, retries: 0, maxInFlight: 0, deadLettered: 0 };
   const log = opts.log ?? (() => {});
   let stopped = false;
+  /** Aborted by stop(): the attempts in flight end without their answers (the Broker's redelivery is gone with it). */
+  const halt = new AbortController();
   /** Deliveries not finished: waiting for a slot, in flight, or waiting out a backoff. */
   const pending = new Set<Promise<void>>();
   let idleWaiters: (() => void)[] = [];
@@ -243,9 +245,10 @@ export function startPump(opts: PumpOptions): Pump {
           return attempt();
         }),
       sleep,
+      stopping: halt.signal,
       onRetry: (a, i) => {
         stats.retries++;
-        log(`event ${event.type} ${event.name ?? ''} to ${url}: ${a.status ?? a.error}; retry ${i + 1} of ${(sink.delivery ?? brokerDelivery).retry}`);
+        if (!stopped) log(`event ${event.type} ${event.name ?? ''} to ${url}: ${a.status ?? a.error}; retry ${i + 1} of ${(sink.delivery ?? brokerDelivery).retry}`);
       },
     }).then(({ outcome, attempts, last }) => {
       if (deadLetter) {
@@ -328,6 +331,7 @@ export function startPump(opts: PumpOptions): Pump {
       }),
     async stop() {
       stopped = true;
+      halt.abort();
       clearInterval(ticker);
       clearTimeout(windowTimer);
       window = [];

@@ -8,6 +8,7 @@
 import { serve, type Http2Bindings, type HttpBindings, type ServerType } from '@hono/node-server';
 import { watchFile, unwatchFile } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
@@ -86,6 +87,18 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   http1.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   // A request's headers must arrive within this; kept above keepAliveTimeout, as Node's docs advise.
   http1.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
+  // Closing: a keep-alive connection whose request is in flight would, once answered, sit idle until
+  // keepAliveTimeout (95 s) — server.close() closes only the connections idle at that moment — and hold
+  // the stop until graceMs (or the platform's SIGKILL). So the answers still to be written say
+  // `Connection: close`, and each such connection ends with its answer.
+  const answering = new Set<http.ServerResponse>();
+  let closing = false;
+  http1.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    // An answer already written (a synchronous handler) has said what it said.
+    if (closing) return void (res.headersSent || res.setHeader('connection', 'close'));
+    answering.add(res);
+    res.once('close', () => answering.delete(res));
+  });
   const port = (server.address() as AddressInfo).port;
   const protocol = files ? 'https' : 'http';
   logger.info({ port, protocol, hostname: opts.hostname ?? '(all)', clientCa: files?.clientCaFile ?? null }, 'listening');
@@ -117,6 +130,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const close = (graceMs = 10_000) =>
     new Promise<void>((resolve) => {
       for (const file of watched) unwatchFile(file, onChange);
+      closing = true;
+      for (const res of answering) if (!res.headersSent) res.setHeader('connection', 'close');
       const force = setTimeout(() => (server as https.Server).closeAllConnections?.(), graceMs);
       force.unref();
       server.close(() => {

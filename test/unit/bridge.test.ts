@@ -220,7 +220,21 @@ describe('the pump delivers as the Broker does', () => {
     }
   });
 
-  it('stop cuts the backoff short and waits for what is in flight', async () => {
+  it('stop ends an attempt in flight at once: a subscriber that does not answer holds no stop (dev/cluster/shutdown.ts)', async () => {
+    let answered = 0;
+    // An in-process target cannot be aborted; its answer, were it to come, is no longer awaited.
+    const target: FetchLike = () => new Promise<Response>((resolve) => setTimeout(() => (answered++, resolve(new Response(null, { status: 200 }))), 30_000).unref());
+    const pump = startPump({ kubeConfig: nowhere(), sinks: [{ target, kinds: ['ping'] }], resyncMs: 0, delivery: { ...fast, timeoutMs: 60_000 } });
+    pump.tick();
+    await sleep(20);
+    const began = Date.now();
+    await pump.stop();
+    expect(Date.now() - began).toBeLessThan(1000);
+    expect(pump.stats).toMatchObject({ delivered: 0, failed: 1, retries: 0 });
+    expect(answered).toBe(0);
+  });
+
+  it('stop cuts the backoff short', async () => {
     const target: FetchLike = async () => new Response(null, { status: 503 });
     const pump = startPump({ kubeConfig: nowhere(), sinks: [{ target, kinds: ['ping'] }], resyncMs: 0, delivery: { ...fast, backoffDelayMs: 60_000 } });
     pump.tick();

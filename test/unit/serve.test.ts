@@ -51,6 +51,36 @@ describe('startServer', () => {
   }, 15_000);
 });
 
+describe('close', () => {
+  it('ends a keep-alive connection with the answer in flight, not keepAliveTimeout or graceMs later', async () => {
+    const slow = new Hono();
+    slow.get('/slow', async (c) => {
+      await new Promise((r) => setTimeout(r, 300));
+      return c.text('done');
+    });
+    const server = await startServer({ app: slow, port: 0, hostname: '127.0.0.1', logger: silent });
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      const answered = new Promise<{ body: string; connection: string | undefined }>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port: server.port, path: '/slow', agent }, (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d));
+          res.on('end', () => resolve({ body, connection: res.headers.connection }));
+        });
+        req.on('error', reject);
+      });
+      await new Promise((r) => setTimeout(r, 100));
+      const started = Date.now();
+      await server.close(3000);
+      const ms = Date.now() - started;
+      expect(await answered).toEqual({ body: 'done', connection: 'close' });
+      expect(ms).toBeLessThan(2000);
+    } finally {
+      agent.destroy();
+    }
+  }, 10_000);
+});
+
 describe('METRICS_PORT', () => {
   it('serves GET /metrics alone, over plain http', async () => {
     running = await startServer({ app: metricsOnly(app), port: 0, hostname: '127.0.0.1', logger: silent });
