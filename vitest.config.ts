@@ -39,6 +39,9 @@ const integration = {
   globalSetup: ['test/cluster/global-setup.ts'],
   testTimeout: 120_000,
   hookTimeout: 600_000,
+  // expect.poll waits 1 s by default: a browser's first render, or a process's, can take longer on a
+  // loaded 2-core machine with both lanes running (the last CI: the dashboard's pods not drawn in 1 s).
+  expect: { poll: { timeout: 10_000 } },
   // A lane's files share the machine's 2 cores with the other lane: one after another.
   fileParallelism: false,
 };

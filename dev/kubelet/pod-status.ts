@@ -136,7 +136,7 @@ function nextContainerStatus(container: V1Container, before: V1ContainerStatus |
     return startContainer(container, before.restartCount + 1, stoppedState(before, ctx.now), step);
   }
   const startedAt = ctx.seen(before.containerID) ?? before.state.running.startedAt?.getTime() ?? ctx.now;
-  const readyAt = startedAt + settings.readyDelayMs;
+  const readyAt = startedAt + readyDelayOf(container, settings);
   if (ctx.now < readyAt) step.wake(readyAt);
   return { ...before, started: true, ready: ctx.now >= readyAt };
 }
@@ -169,8 +169,17 @@ function startContainer(container: V1Container, restartCount: number, lastState:
       lastState: { terminated: { exitCode: 1, reason: 'Error', startedAt: now, finishedAt: now, containerID } },
     };
   }
-  if (settings.readyDelayMs > 0) step.wake(ctx.now + settings.readyDelayMs);
-  return { ...base, ready: settings.readyDelayMs <= 0, started: true, state: { running: { startedAt: now } }, lastState };
+  const readyDelayMs = readyDelayOf(container, settings);
+  if (readyDelayMs > 0) step.wake(ctx.now + readyDelayMs);
+  return { ...base, ready: readyDelayMs <= 0, started: true, state: { running: { startedAt: now } }, lastState };
+}
+
+/**
+ * Started → ready: the simulation's delay, or the readinessProbe's initialDelaySeconds if longer (a
+ * kubelet runs no readiness probe before it, so no container is ready sooner).
+ */
+function readyDelayOf(container: V1Container, settings: SimSettings): number {
+  return Math.max(settings.readyDelayMs, (container.readinessProbe?.initialDelaySeconds ?? 0) * 1000);
 }
 
 /** What a container leaves in `lastState` when it is stopped (or, crashing, what it already left). */

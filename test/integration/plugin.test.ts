@@ -102,7 +102,9 @@ describe("the seeds' canary flow, done with kubectl neoset", () => {
     await patchNeoSet(stack, NAME, {
       metadata: { annotations: { [CHANGE_CAUSE]: 'canary of mysql 8.1' } },
       spec: {
-        template: { spec: { containers: [{ name: 'main', image: 'mysql:8.1', readinessProbe: { tcpSocket: { port: 3306 } } }] } },
+        // Each pod of 8.1 is ready 4 s after its start (the simulated kubelet honours initialDelaySeconds):
+        // a batch stays in flight long enough for `get`, a process of its own, to see it (ci26 saw '<none>').
+        template: { spec: { containers: [{ name: 'main', image: 'mysql:8.1', readinessProbe: { tcpSocket: { port: 3306 }, initialDelaySeconds: 4 } }] } },
         updateStrategy: { partition: 4, pause: true },
       },
     });
