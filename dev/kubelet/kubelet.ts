@@ -333,11 +333,14 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
   return {
     nodeName,
     async stop() {
-      await volumes?.stop();
-      await watch.stop();
-      await queue.stop();
-      await logServer?.stop();
+      // The pods' processes and network namespaces go first and whatever the API server's state: the
+      // rest may wait on it — a sync in flight, the volumes' last pass, the lease — and on a Ctrl-C
+      // its etcd is gone already (dev/cluster/shutdown.ts). A sync still running starts nothing more
+      // (processes.stop).
+      const rest = Promise.allSettled([volumes?.stop(), watch.stop(), queue.stop()]);
       await processes?.stop();
+      await rest;
+      await logServer?.stop();
       await node.stop();
       log('stopped');
     },

@@ -188,6 +188,8 @@ export async function createProcessPods(
     };
   };
 
+  /** Set by stop(): no sandbox or container starts after it. */
+  let stopped = false;
   const remove = async (key: string): Promise<V1ContainerStatus[]> => {
     const sandbox = pods.get(key);
     if (!sandbox) return [];
@@ -207,6 +209,11 @@ export async function createProcessPods(
     },
     async sync(key, pod, hostIP, podIP) {
       const uid = pod.metadata!.uid!;
+      // A sync begun before stop() must not leave a namespace or a process after it.
+      const refuseIfStopped = () => {
+        if (stopped) throw new Error(`${key}: not started, the kubelet is stopping`);
+      };
+      refuseIfStopped();
       let sandbox = pods.get(key);
       if (sandbox && sandbox.uid !== uid) {
         await remove(key); // a new pod under an old name
@@ -218,11 +225,16 @@ export async function createProcessPods(
         await writeFile(join(dir, 'etc', 'hosts'), hostsFile(pod, podIP, dns));
         await writeFile(join(dir, 'etc', 'resolv.conf'), resolvConf(pod, dns));
         await network.add(uid, podIP, { namespace: pod.metadata!.namespace!, name: pod.metadata!.name! });
+        if (stopped) {
+          await network.remove(uid);
+          refuseIfStopped();
+        }
         sandbox = { uid, dir, podIP, runs: new Map(), waiting: new Map(), startedAt: Date.now() };
         pods.set(key, sandbox);
         ctx.log(`${key}: network namespace ${network.netnsName(uid)} on ${network.bridge}, ip ${podIP}`);
       }
       for (const container of pod.spec?.containers ?? []) {
+        refuseIfStopped();
         const run = sandbox.runs.get(container.name);
         if (!run) {
           await startContainer(key, pod, sandbox, container.name, pod.status?.containerStatuses?.find((cs) => cs.name === container.name));
@@ -271,7 +283,12 @@ export async function createProcessPods(
     },
     remove,
     async stop() {
-      await Promise.all([...pods.keys()].map((key) => remove(key)));
+      stopped = true;
+      // Not remove() each: the processes are killed, and network.stop() takes every namespace, veth
+      // and pod directory of this node at once.
+      const sandboxes = [...pods.values()];
+      pods.clear();
+      await Promise.all(sandboxes.flatMap((sandbox) => [...sandbox.runs.values()].map((run) => run.stop(0))));
       await network.stop();
     },
   };
