@@ -7,17 +7,21 @@
 //   data-format rule reads), LOG_LEVEL.
 import { limitsFromEnv } from '../../shared/admission/limits.ts';
 import { createLogger } from '../../shared/http/logger.ts';
-import { runFunction } from '../../shared/http/main.ts';
+import { loadOrExit, runFunction } from '../../shared/http/main.ts';
 import { kubeClientOnFirstUse } from '../../shared/k8s/first-use.ts';
 import { createApp } from './app.ts';
 import { apiDryRunPod } from './dry-run.ts';
 import { apiReadFormatsRan } from './data-format.ts';
 
 const logger = createLogger('admission');
-// client-node is loaded after the server listens, not before (deferredKubeClient).
 const client = kubeClientOnFirstUse();
+// Loaded before the server listens, unlike the event functions': loading client-node holds the event
+// loop for about a second here (several under load), and the API server gives a webhook call 5 s
+// (failurePolicy Fail) — a review arriving meanwhile waited behind it (512 ms idle, 1 s after
+// listening; 'context deadline exceeded' in three CI runs). The readiness probe waits instead.
+await loadOrExit('admission', logger, client.load);
 await runFunction('admission', logger, () => {
   const limits = limitsFromEnv(process.env);
   logger.info({ maxReplicas: limits.maxReplicas, maxCpu: limits.maxCpu?.text ?? null, maxMemory: limits.maxMemory?.text ?? null, analysisAddresses: limits.analysisAddresses }, 'admission limits');
   return createApp({ dryRunPod: apiDryRunPod(client), readFormatsRan: apiReadFormatsRan(client), limits, logger });
-}, client.load);
+});

@@ -53,6 +53,19 @@ export function metricsOnly(app: Hono): Hono {
 const AFTER_LISTENING_DELAY_MS = 1000;
 
 /**
+ * Runs `load` (what the first request will need: client-node, the kubeconfig); its failure (a kubeconfig
+ * that does not load) stops the process as a failure to start would.
+ */
+export async function loadOrExit(name: string, logger: Logger, load: () => Promise<unknown>): Promise<void> {
+  try {
+    await load();
+  } catch (err) {
+    logger.fatal({ err }, `${name} cannot start`);
+    process.exit(1);
+  }
+}
+
+/**
  * Starts `makeApp()` from the environment; never returns on a configuration error (exit 2). Then, the
  * server listening, `afterListening()` (loading what the first request will need) a moment later;
  * its failure (e.g. a kubeconfig that does not load) stops the process as a failure to start would.
@@ -84,14 +97,7 @@ export async function runFunction(name: string, logger: Logger, makeApp: () => H
     process.once('SIGINT', () => stop('SIGINT'));
     // Not at once: loading client-node takes the event loop for tens of ms, and the platform's first
     // readiness probe should not wait behind it. The first event, if sooner, loads it itself.
-    if (afterListening) {
-      setTimeout(() => {
-        afterListening().catch((err: unknown) => {
-          logger.fatal({ err }, `${name} cannot start`);
-          process.exit(1);
-        });
-      }, AFTER_LISTENING_DELAY_MS).unref();
-    }
+    if (afterListening) setTimeout(() => void loadOrExit(name, logger, afterListening), AFTER_LISTENING_DELAY_MS).unref();
   } catch (err) {
     const config = err instanceof ConfigError;
     logger.fatal({ err: config ? (err as Error).message : err }, `${name} cannot start`);
