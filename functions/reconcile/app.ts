@@ -5,6 +5,7 @@ import type { AnalysisAddresses } from '../../shared/core/canary/addresses.ts';
 import { decide } from '../../shared/core/decide.ts';
 import { handledFromBirth } from '../../shared/handled.ts';
 import { createEventApp } from '../../shared/http/event-app.ts';
+import { trackUnfinished } from '../../shared/http/unfinished.ts';
 import { sinkFromEnv, type LifecycleSink } from '../../shared/events/lifecycle-sink.ts';
 import { notificationSinkFromEnv, type NotificationSink } from '../../shared/events/notify.ts';
 import { eventAsk, mergeAsks, RECHECK_ASK, recheckDelayMs, type Ask } from '../../shared/events/reconcile-dispatch.ts';
@@ -63,14 +64,19 @@ export function createApp(deps: ReconcileDeps): Hono {
   // A tail is awaited only after the run returns: handled from birth (shared/handled.ts).
   const coalescer = createCoalescer<Ask, { outcome: Outcome; tail: Promise<unknown> }>({
     merge: mergeAsks,
-    run: async (key, { duties, seen }) => {
-      const tails: Promise<void>[] = [];
-      const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), { now, onClockOffset, sink, notify, seen, defer: (t) => void tails.push(handledFromBirth(t)), analysisAddresses: deps.analysisAddresses });
-      // Once per run, not per event: the events a run covers share its re-check too.
-      const delayMs = recheckDelayMs(outcome);
-      if (delayMs !== null) recheck(key, delayMs);
-      return { outcome, tail: Promise.all(tails) };
-    },
+    // Tracked (trackUnfinished): a stopping instance finishes a run and its Events even when no
+    // request waits for them (a re-check's run), before it exits.
+    run: (key, { duties, seen }) =>
+      trackUnfinished(
+        (async () => {
+          const tails: Promise<void>[] = [];
+          const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), { now, onClockOffset, sink, notify, seen, defer: (t) => void tails.push(handledFromBirth(t)), analysisAddresses: deps.analysisAddresses });
+          // Once per run, not per event: the events a run covers share its re-check too.
+          const delayMs = recheckDelayMs(outcome);
+          if (delayMs !== null) recheck(key, delayMs);
+          return { outcome, tail: trackUnfinished(Promise.all(tails)) };
+        })(),
+      ),
   });
   const recheck =
     deps.recheck ??

@@ -67,4 +67,22 @@ describe('a function process', () => {
     expect(fatal.msg).toMatch(/uncaught exception; exiting/);
     expect(fatal.err?.stack).toMatch(/Error: half-run/);
   }, 30_000);
+
+  it('on SIGTERM, finishes the work no request waits for (trackUnfinished: a re-check\'s run) before it exits', async () => {
+    const p = await start(`
+      const { trackUnfinished } = await import('${ROOT}shared/http/unfinished.ts');
+      const log = createLogger('probe');
+      // A run started by a timer, as reconcile's re-check starts one: its last step 5 s later.
+      trackUnfinished(new Promise((r) => setTimeout(r, 5000)).then(() => log.info('run finished')));
+    `);
+    await waitForHealthy(p.process, `${p.url}/healthz`, undefined, 20_000);
+    const started = Date.now();
+    expect(p.log()).not.toContain('"msg":"run finished"');
+    process.kill(p.process.pid, 'SIGTERM');
+    const code = await Promise.race([p.process.exited, new Promise((r) => setTimeout(() => r('still running'), 20_000))]);
+    await p.process.stop();
+    expect(code).toBe(0);
+    expect(p.log()).toContain('"msg":"run finished"');
+    expect(Date.now() - started).toBeLessThan(10_000);
+  }, 30_000);
 });
