@@ -1,6 +1,6 @@
 // `npm run dev`: the whole NeoSet system in the foreground. Prints `export KUBECONFIG=<dir>/kubeconfig`,
 // then `NeoSet dev stack ready`, then one line per function invocation that wrote something.
-// Ctrl-C (SIGINT) or SIGTERM stops everything it started.
+// Ctrl-C (SIGINT), SIGTERM or a closed terminal (SIGHUP) stops everything it started.
 //
 // Two modes:
 //   (default)   the real Knative Eventing (dev/knative-stack.ts): a control plane on the service
@@ -37,6 +37,10 @@ import { startKnativeDevStack, type KnativeDevStack } from './knative-stack.ts';
 import { startDevStack, type DevStack } from './stack.ts';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
+// A reader gone (the terminal closed, `| head` done) makes a write fail with EPIPE, which unhandled
+// would end this process without its stop: pod processes, network namespaces and nftables tables
+// left behind. The lines go nowhere instead; a closed terminal's SIGHUP stops the stack below.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
 
 function usage(message: string): never {
   say(`npm run dev: ${message}`);
@@ -143,6 +147,7 @@ async function shutdown(why: string, code: number): Promise<void> {
 }
 process.on('SIGINT', () => void shutdown('SIGINT', 0));
 process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
+process.on('SIGHUP', () => void shutdown('SIGHUP (the terminal closed)', 0));
 // `npm run dev` runs us through `exec`, so npm's forwarded signals reach this process. Should the
 // parent still die without passing a signal on (npm killed with SIGKILL), stop rather than linger.
 const parent = process.ppid;

@@ -49,6 +49,16 @@ describe('Ctrl-C of npm run dev (SIGINT to the whole process group)', () => {
     await expectStopped(dev, 'idle');
   }, 240_000);
 
+  it('idle, with no one reading its output any more (a closed terminal, `| head` done)', async () => {
+    const dev = startDev();
+    await untilOutput(dev, 'NeoSet dev stack ready');
+    // Its lines now fail with EPIPE — "stopping (SIGINT)" first among them — which, unhandled, ended
+    // dev/main.ts without its stop (exit 1; on the real Knative: pods and namespaces left behind).
+    dev.child.stdout!.destroy();
+    dev.child.stderr!.destroy();
+    await expectStopped(dev, 'idle, its output unread');
+  }, 240_000);
+
   it('mid-rollout', async () => {
     const dev = startDev(['--resync-ms', '1000']);
     await untilOutput(dev, 'NeoSet dev stack ready');
