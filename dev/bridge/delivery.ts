@@ -113,8 +113,8 @@ export interface DeliverOptions {
 export async function deliver(opts: DeliverOptions): Promise<{ outcome: Outcome; attempts: number; last: Attempt }> {
   for (let retryIndex = 0; ; retryIndex++) {
     const last = await opts.slot(() => attemptOnce(opts.target, opts.request, opts.spec.timeoutMs, opts.stopping));
-    if (opts.stopping?.aborted) return { outcome: 'failed', attempts: retryIndex + 1, last };
     const attempts = retryIndex + 1;
+    if (opts.stopping?.aborted) return { outcome: 'failed', attempts, last };
     if (last.status !== undefined && last.status >= 200 && last.status < 300) return { outcome: 'delivered', attempts, last };
     if (last.status !== undefined && !isRetryable(last.status)) return { outcome: 'rejected', attempts, last };
     if (retryIndex >= opts.spec.retry) return { outcome: 'failed', attempts, last };

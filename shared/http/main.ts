@@ -6,7 +6,7 @@
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { ConfigError } from '../config-error.ts';
-import { startServer, type TlsFiles } from './serve.ts';
+import { CLOSE_GRACE_MS, startServer, type TlsFiles } from './serve.ts';
 import { allFinished } from './unfinished.ts';
 import { reportUnhandledRejections } from './unhandled.ts';
 
@@ -52,8 +52,6 @@ export function metricsOnly(app: Hono): Hono {
 }
 
 const AFTER_LISTENING_DELAY_MS = 1000;
-/** How long a stopping instance waits for its unfinished work (serve.ts close's default grace for requests). */
-const STOP_GRACE_MS = 10_000;
 
 /**
  * Runs `load` (what the first request will need: client-node, the kubeconfig); its failure (a kubeconfig
@@ -96,7 +94,7 @@ export async function runFunction(name: string, logger: Logger, makeApp: () => H
       // allSettled: a listener that fails to close must not keep the process from stopping. Then what
       // no request waited for (a re-check's run), within the same grace as the requests'.
       void Promise.allSettled(running.map((r) => r.close()))
-        .then(() => Promise.race([allFinished(), new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())]))
+        .then(() => Promise.race([allFinished(), new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS).unref())]))
         .then(() => process.exit(0));
     };
     process.once('SIGTERM', () => stop('SIGTERM'));

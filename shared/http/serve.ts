@@ -25,6 +25,9 @@ import { describeClientCert, type ClientCertEnv } from './client-cert.ts';
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 95_000;
 
+/** How long close() lets the requests in flight finish before it ends their connections. */
+export const CLOSE_GRACE_MS = 10_000;
+
 export interface TlsFiles {
   certFile: string;
   keyFile: string;
@@ -127,7 +130,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   // Stat polling rather than fs.watch: it follows the symlinks a mounted Secret is swapped through.
   for (const file of watched) watchFile(file, { interval: opts.pollMs ?? 1000 }, onChange);
 
-  const close = (graceMs = 10_000) =>
+  const close = (graceMs = CLOSE_GRACE_MS) =>
     new Promise<void>((resolve) => {
       for (const file of watched) unwatchFile(file, onChange);
       closing = true;
