@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
-import type { KubeClient } from '../../shared/k8s/client.ts';
+import type { KubeClient, RequestOptions } from '../../shared/k8s/client.ts';
 import { DEFAULT_RESYNC_SOURCE } from '../../shared/events/target.ts';
 import { createApp } from './app.ts';
 
@@ -120,7 +120,8 @@ describe('reconcile function HTTP contract', () => {
     const res = await app.request('/', tick);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('');
-    expect(reads.sort()).toEqual(['a', 'b', 'flaky'].map((n) => `/apis/neo.io/v1alpha1/namespaces/default/neosets/${n}`));
+    // Each NeoSet read from the watch cache; one it does not hold (404) from etcd as well.
+    expect([...new Set(reads)].sort()).toEqual(['a', 'b', 'flaky'].map((n) => `/apis/neo.io/v1alpha1/namespaces/default/neosets/${n}`));
     const own = await app.request('/', ce('dev.knative.apiserver.resource.update', { apiVersion: 'neo.io/v1alpha1', kind: 'NeoSet', metadata: { name: 'flaky', namespace: 'default' } }));
     expect(own.status).toBe(503);
   });
@@ -135,9 +136,10 @@ describe('reconcile function HTTP contract', () => {
     const firstRunHeld = new Promise<void>((r) => (release = r));
     let neosetReads = 0;
     const client: KubeClient = {
-      request: async <T,>(verb: string, path: string): Promise<T> => {
+      request: async <T,>(verb: string, path: string, opts?: RequestOptions): Promise<T> => {
         if (path.endsWith('/pods') || path.endsWith('/controllerrevisions')) return { items: [] } as T;
-        neosetReads++;
+        // A run reads the NeoSet from the watch cache first (counted), and from etcd when the cache has none.
+        if (opts?.query?.resourceVersion === '0') neosetReads++;
         // Run 1 finds the NeoSet gone (200), once the test lets it go; the follow-up meets an overloaded API server (503).
         if (neosetReads === 1) {
           await firstRunHeld;

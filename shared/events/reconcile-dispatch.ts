@@ -23,10 +23,12 @@ export const MAX_SELF_RECHECK_SECONDS = 30;
  */
 export const CONFLICT_RECHECK_MS = 250;
 
-/** What the events a run covers ask of it: the duties, and the newest Pod resourceVersion they showed. */
+/** What the events a run covers ask of it: the duties, and the newest Pod and NeoSet resourceVersions they showed. */
 export interface Ask {
   duties: Duties;
   seen?: string;
+  /** The newest NeoSet resourceVersion a NeoSet event showed: the NeoSet read is not older (snapshot-reader.ts). */
+  neosetSeen?: string;
 }
 
 /** What a re-check (or anything that is no event) asks: every duty, no Pod seen. */
@@ -39,12 +41,15 @@ export type EventAsk = { skipped: string } | { ask: Ask };
 export function eventAsk(event: ParsedEvent, nowMs: number): EventAsk {
   const skipped = skipReason(event, nowMs);
   if (skipped !== null) return { skipped };
-  return { ask: event.target.kind === 'pod' ? { duties: 'reconcile', seen: resourceVersionOf(event.object) } : RECHECK_ASK };
+  if (event.target.kind === 'pod') return { ask: { duties: 'reconcile', seen: resourceVersionOf(event.object) } };
+  if (event.target.kind === 'neoset') return { ask: { duties: 'all', neosetSeen: resourceVersionOf(event.object) } };
+  return { ask: RECHECK_ASK };
 }
 
 /** The ask of one run that covers two events. */
 export function mergeAsks(a: Ask, b: Ask): Ask {
-  return { duties: a.duties === 'all' || b.duties === 'all' ? 'all' : 'reconcile', seen: b.seen === undefined ? a.seen : newest(b.seen, a.seen) };
+  const later = (x?: string, y?: string) => (y === undefined ? x : newest(y, x));
+  return { duties: a.duties === 'all' || b.duties === 'all' ? 'all' : 'reconcile', seen: later(a.seen, b.seen), neosetSeen: later(a.neosetSeen, b.neosetSeen) };
 }
 
 /** When a run looks again by itself, in ms; null when the next event or the resync tick covers it. */
@@ -62,11 +67,12 @@ function skipReason(event: ParsedEvent, nowMs: number): string | null {
 }
 
 /**
- * The event's Pod's resourceVersion, when it is a comparable one (a replayed or hand-written event may
- * carry anything). The reader compares its pod list with it and never asks the API server for it: a
- * forged 999999999999 costs one consistent list, not a 3 s wait (snapshot-reader.ts).
+ * The event's object's resourceVersion (a Pod's, a NeoSet's), when it is a comparable one (a replayed
+ * or hand-written event may carry anything). The reader compares what it read with it and never asks
+ * the API server for it: a forged 999999999999 costs one consistent list or one read from etcd, not a
+ * 3 s wait (snapshot-reader.ts).
  */
 function resourceVersionOf(object: unknown): string | undefined {
-  const version = (object as Pod | null)?.metadata?.resourceVersion;
+  const version = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
   return typeof version === 'string' && isComparable(version) ? version : undefined;
 }

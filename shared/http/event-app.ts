@@ -93,7 +93,7 @@ export function createEventApp(opts: EventAppOptions): Hono {
           eventId: event.id,
           type: event.type,
           target: event.target,
-          neosets: outcomes.map(({ neoset, result, actions, statusWritten, requeueAfter, error, skipped, timing }) => ({ neoset, result, actions, statusWritten, requeueAfter, error, skipped, timing })),
+          neosets: outcomes.map(({ neoset, result, actions, statusWritten, requeueAfter, error, skipped, timing, reread }) => ({ neoset, result, actions, statusWritten, requeueAfter, error, skipped, timing, reread })),
           outcome: failed.length === 0 ? 'ok' : nextTick ? 'next-tick' : transient ? 'retry' : 'error',
           ms: Math.round(performance.now() - started),
           arrived,

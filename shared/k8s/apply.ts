@@ -45,6 +45,8 @@ export interface ApplyResult {
   /** Kinds of the writes made, in order, the claim and status writes included (for the invocation's log line). */
   written: string[];
   statusWritten: boolean;
+  /** 'conflict' on the NeoSet's own write (its claim or status): the NeoSet read was not the newest. */
+  neosetWriteLost?: boolean;
   /** What the API server said, for 'failed' and for a transient error. */
   error?: ApiError;
 }
@@ -69,6 +71,15 @@ export interface ApplyOptions {
    * resourceVersion, and a failed test is a conflict.
    */
   facts?: PodFacts;
+  /**
+   * applyPlan only: the snapshot's NeoSet came from the watch cache (snapshot-reader.ts
+   * readSnapshotCached) and may be older than etcd's. The decision's own Events (recordEvent: a
+   * canary step, a rollout completed, a failure) then go out only once a NeoSet write of the plan has
+   * landed — which proves the NeoSet read was the newest —, or with the others when the plan writes
+   * no NeoSet; a lost NeoSet write drops them (the decision made again from etcd records its own).
+   * The Events of pod writes go out as always: those writes were made.
+   */
+  neosetFromCache?: boolean;
 }
 
 /** Raised inside the applier for an AlreadyExists that is not a race of ours; reported like any refusal. */
@@ -106,6 +117,10 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
   const event = async (key: string, spec: EventSpec) => recordEvent(client, owner, key, spec, now(), opts.instance);
   const events = eventBatch(client, owner, now, opts.instance);
   const ctx = newCtx(events.add, now, owner, neoset, opts.sink);
+  // The decision's own Events, held until a NeoSet write lands (ApplyOptions.neosetFromCache).
+  const held = opts.neosetFromCache ? eventBatch(client, owner, now, opts.instance) : null;
+  if (held) ctx.decisionEvent = held.add;
+  let neosetWriteLost = false;
   let resourceVersion = neoset.metadata.resourceVersion;
   // Every status written records the lists it was decided from (snapshot-reader.ts): the next
   // decision lists not older than these.
@@ -115,9 +130,14 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
   // their encoding and nothing else.
   const { managedFields: _ignored, ...metadata } = neoset.metadata as ObjectMeta & { managedFields?: unknown };
   const writeStatus = async (status: NeoSetStatus, what: string) => {
-    const r = await client.request<{ metadata?: ObjectMeta }>('PUT', paths.neosetStatus(ns, neoset.metadata.name), {
-      body: { apiVersion: neoset.apiVersion, kind: neoset.kind, metadata: { ...metadata, resourceVersion: conditionalOn('PUT', neoset.metadata.name, resourceVersion) }, spec: neoset.spec, status: stamp(status) },
-    });
+    const r = await client
+      .request<{ metadata?: ObjectMeta }>('PUT', paths.neosetStatus(ns, neoset.metadata.name), {
+        body: { apiVersion: neoset.apiVersion, kind: neoset.kind, metadata: { ...metadata, resourceVersion: conditionalOn('PUT', neoset.metadata.name, resourceVersion) }, spec: neoset.spec, status: stamp(status) },
+      })
+      .catch((err) => {
+        if (err instanceof ApiError && err.isConflict) neosetWriteLost = true;
+        throw err;
+      });
     resourceVersion = r?.metadata?.resourceVersion ?? resourceVersion;
     written.push(what);
   };
@@ -178,18 +198,20 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
       await writeStatus(cleared, 'status');
       statusWritten = true;
     }
+    if (held) flushed = handledFromBirth(Promise.all([flushed, held.flush()]).then(() => undefined));
     const sent = notify();
     const tail = sent ? Promise.all([flushed, sent]).then(() => undefined) : flushed;
     if (opts.defer) opts.defer(tail);
     else await tail;
     return { outcome: 'applied', written, statusWritten };
   } catch (err) {
-    await Promise.all([flushed, events.flush(), notify()]); // the Events of the writes that were made
+    // The Events of the writes that were made; the decision's own when a NeoSet write proved it fresh.
+    await Promise.all([flushed, events.flush(), notify(), statusWritten ? held?.flush() : undefined]);
     if (!(err instanceof ApiError)) throw err;
     if (!(err instanceof NameTakenError) && (err.isConflict || (err.isNotFound && err.verb !== 'GET'))) {
       // 409: lost a race. 404 on a write: the object was deleted under us. Either way the snapshot
       // is stale; the change that made it stale is itself an event.
-      return { outcome: 'conflict', written, statusWritten };
+      return { outcome: 'conflict', written, statusWritten, ...(neosetWriteLost ? { neosetWriteLost } : {}) };
     }
     if (err.isTransient) throw Object.assign(err, { written });
     // Best effort: the refusal is in the log line even when the report cannot be written.
@@ -241,6 +263,8 @@ export function writtenBefore(err: unknown): string[] {
 
 interface Ctx {
   event: (key: string, spec: EventSpec) => Promise<void>;
+  /** Where the decision's own Events (recordEvent) go, when not with the others (ApplyOptions.neosetFromCache). */
+  decisionEvent?: (key: string, spec: EventSpec) => Promise<void>;
   now: () => Date;
   owner: Owner;
   /** The NeoSet itself, for adopting a name taken at create time; absent for pod-only writes. */
@@ -418,7 +442,7 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
       return;
     }
     case 'recordEvent':
-      return ctx.event(action.key, action.event);
+      return (ctx.decisionEvent ?? ctx.event)(action.key, action.event);
   }
 }
 

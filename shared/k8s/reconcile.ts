@@ -16,7 +16,7 @@ import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
 import { serverClock, systemClock } from './server-clock.ts';
 import { measure } from './prometheus-query.ts';
-import { InvalidNeoSetError, listNeoSetKeys, readSnapshot } from './snapshot-reader.ts';
+import { InvalidNeoSetError, listNeoSetKeys, readSnapshot, readSnapshotCached } from './snapshot-reader.ts';
 import { epochMs, timedRequests, type RunTiming } from './run-timing.ts';
 
 export interface NeoSetKey {
@@ -38,6 +38,8 @@ export interface Outcome {
   skipped?: string;
   /** When the run's phases ended (reconcile only; logged with the event: bench/rollout.ts's step breakdown). */
   timing?: RunTiming;
+  /** The NeoSet read from the watch cache was older than etcd's: the run decided again on etcd's (reconcile only). */
+  reread?: true;
 }
 
 export type Decider = (snapshot: Snapshot, now: Date) => Plan;
@@ -82,6 +84,8 @@ export interface ReconcileOptions {
   notify?: NotificationSink;
   /** The newest resourceVersion of the Pods in the events this run answers (readSnapshot's `seen`). */
   seen?: string;
+  /** The newest resourceVersion of the NeoSet in the events this run answers (readSnapshotCached's `neosetSeen`). */
+  neosetSeen?: string;
   /** Takes the plan's Events in flight instead of awaiting them (ApplyOptions.defer). */
   defer?: (tail: Promise<void>) => void;
   /** The Prometheus addresses a canary analysis may query (SPEC §2.3); default none: no query runs. */
@@ -90,7 +94,18 @@ export interface ReconcileOptions {
 
 /** Reads, decides and applies for one NeoSet. Never throws: the outcome says what happened. */
 export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: Decider, opts: ReconcileOptions = {}): Promise<Outcome> {
-  const { now = () => new Date(), sink, notify, seen, defer, analysisAddresses = [] } = opts;
+  const first = await attempt(client, key, decider, opts, true);
+  // The NeoSet from the watch cache was older than etcd's (its write lost, 409): decided again on
+  // etcd's at once. Not left to the winner's event: a status write's event is skipped
+  // (event-relevance.ts) — and the winner may be this very instance's previous run.
+  if (!first.reread) return first;
+  const again = await attempt(client, key, decider, opts, false);
+  return { ...again, actions: [...first.actions, ...again.actions], reread: true };
+}
+
+/** One read → decide → apply, the NeoSet from the watch cache or from etcd. */
+async function attempt(client: KubeClient, key: NeoSetKey, decider: Decider, opts: ReconcileOptions, cached: boolean): Promise<Outcome> {
+  const { now = () => new Date(), sink, notify, seen, neosetSeen, defer, analysisAddresses = [] } = opts;
   // Every request of the run goes through the clock, so the snapshot's responses set `now` for the
   // decision and a chained write's response keeps it on the server's clock for what the applier stamps.
   const timing: RunTiming = { started: epochMs(), requests: [] };
@@ -100,7 +115,7 @@ export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: 
   const outcome = await (async (): Promise<Outcome> => {
     try {
       const read = reconcilePhase.startTimer({ phase: 'read' });
-      const snapshot = await readSnapshot(clock.client, key.namespace, key.name, seen);
+      const { snapshot, neosetFromCache } = cached ? await readSnapshotCached(clock.client, key.namespace, key.name, seen, neosetSeen) : { snapshot: await readSnapshot(clock.client, key.namespace, key.name, seen), neosetFromCache: false };
       read();
       timing.read = epochMs();
       if (!snapshot) return { neoset: id, result: 'gone', actions: [], statusWritten: false, requeueAfter: null };
@@ -118,8 +133,9 @@ export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: 
         plan = decider({ ...snapshot, analysis: measurement }, at);
       }
       const apply = reconcilePhase.startTimer({ phase: 'apply' });
-      const applied = await applyPlan(clock.client, snapshot, plan, { now: clock.now, sink, notify, defer }).finally(() => apply());
+      const applied = await applyPlan(clock.client, snapshot, plan, { now: clock.now, sink, notify, defer, neosetFromCache }).finally(() => apply());
       return {
+        ...(neosetFromCache && applied.neosetWriteLost ? { reread: true as const } : {}),
         neoset: id,
         result: applied.outcome === 'applied' ? 'ok' : applied.outcome,
         actions: applied.written,

@@ -1,9 +1,9 @@
-// Reads the Snapshot that decide() needs (§2.0): the NeoSet, a quorum read (a GET without a
-// resourceVersion goes to etcd), and its children — pods and revisions carrying its label, and the
-// claims (PVCs) only when the spec has claim templates — each list served from the API server's
-// watch cache as it is at least as new as the list the NeoSet's status was decided from
-// (status.observedResourceVersions, recorded by the applier with every status write; for pods, also
-// at least as new as the Pods of the events being answered: what an event told of is decided on).
+// Reads the Snapshot that decide() needs (§2.0): the NeoSet and its children — pods and revisions
+// carrying its label, and the claims (PVCs) only when the spec has claim templates — each list served
+// from the API server's watch cache as it is at least as new as the list the NeoSet's status was
+// decided from (status.observedResourceVersions, recorded by the applier with every status write; for
+// pods, also at least as new as the Pods of the events being answered: what an event told of is
+// decided on).
 //
 // This keeps what SPEC §2.0's order (children first, the NeoSet last) is for, without its cost. A
 // claim is written to the NeoSet before the pod write it covers, and leaves the status only in a
@@ -16,8 +16,17 @@
 // (a consistent read), and one bounded by the NeoSet's own resourceVersion — another resource's
 // revision — for the cache's next progress notification: mid-rollout on the dev stack, 35 ms a read
 // either way, against 9 ms (bench/rollout.ts).
-// Which children are the NeoSet's own, and which orphans it adopts, is the core's call
-// (observed.ts controlOf): labels alone can be forged.
+//
+// The NeoSet itself: readSnapshot reads it from etcd (a GET without a resourceVersion: the newest).
+// readSnapshotCached — the reconcile function's — takes it from the watch cache as well (issue 24: a
+// quorum GET was the slowest of the three reads), and the same argument covers it: every write a
+// decision makes that depends on the spec or the status goes out after its claim or status write,
+// conditional on the resourceVersion read (shared/core/actions.ts `claimed`), so a decision on a
+// NeoSet older than etcd's writes nothing of it but that one refused write. What the cache lacks is
+// read from etcd: a NeoSet it does not hold yet (just created), or one older than an event showed.
+// The caller decides again from etcd when the cached NeoSet's write loses (shared/k8s/reconcile.ts),
+// and holds the decision's own Events until that write lands (apply.ts `neosetFromCache`).
+//
 import { z } from 'zod';
 import { LABEL_NEOSET_NAME } from '../api/names.ts';
 import { NeoSet } from '../api/neoset.ts';
@@ -59,6 +68,26 @@ interface List<T> {
  * version it has sent in an event; only a second API server behind the first does not.
  */
 export async function readSnapshot(client: KubeClient, namespace: string, name: string, seen?: string): Promise<Snapshot | null> {
+  return (await read(client, namespace, name, seen, null)).snapshot;
+}
+
+/** How a snapshot's NeoSet was read: from the watch cache (`cached`) or from etcd. */
+export interface CachedSnapshot {
+  snapshot: Snapshot | null;
+  /** The NeoSet came from the watch cache: possibly older than etcd's (see the top of this file). */
+  neosetFromCache: boolean;
+}
+
+/**
+ * readSnapshot with the NeoSet from the watch cache (see the top of this file). `neosetSeen`: the
+ * newest resourceVersion of the NeoSet in the events this read answers; a cached NeoSet older than it
+ * is read from etcd instead (compared, never asked for: an event's version may be forged).
+ */
+export function readSnapshotCached(client: KubeClient, namespace: string, name: string, seen?: string, neosetSeen?: string): Promise<CachedSnapshot> {
+  return read(client, namespace, name, seen, { seen: neosetSeen });
+}
+
+async function read(client: KubeClient, namespace: string, name: string, seen: string | undefined, cached: { seen?: string } | null): Promise<CachedSnapshot> {
   const labelSelector = `${LABEL_NEOSET_NAME}=${name}`;
   // Started before the NeoSet GET and awaited after it: handled from birth, or a list failing while the
   // GET is in flight (an API server's 500) would be an unhandled rejection, which ends a Node process.
@@ -66,11 +95,18 @@ export async function readSnapshot(client: KubeClient, namespace: string, name: 
     pods: handledFromBirth(listNotOlderThan<Pod>(client, paths.pods(namespace), labelSelector, ANY)),
     controllerrevisions: handledFromBirth(listNotOlderThan<ControllerRevision>(client, paths.revisions(namespace), labelSelector, ANY)),
   };
-  const raw = await client.request<unknown>('GET', paths.neoset(namespace, name)).catch((err) => {
-    if (err instanceof ApiError && err.isNotFound) return null;
-    throw err;
-  });
-  if (raw === null) return null;
+  const get = (query?: { resourceVersion: string }) =>
+    client.request<{ metadata?: { resourceVersion?: unknown } }>('GET', paths.neoset(namespace, name), query ? { query } : {}).catch((err) => {
+      if (err instanceof ApiError && err.isNotFound) return null;
+      throw err;
+    });
+  let raw = await get(cached ? { resourceVersion: ANY } : undefined);
+  let neosetFromCache = cached !== null;
+  if (cached && !fresh(raw, cached.seen)) {
+    raw = await get();
+    neosetFromCache = false;
+  }
+  if (raw === null) return { snapshot: null, neosetFromCache };
   const parsed = NeoSet.safeParse(raw);
   if (!parsed.success) throw new InvalidNeoSetError(namespace, name, parsed.error);
   const neoset = parsed.data;
@@ -100,7 +136,18 @@ export async function readSnapshot(client: KubeClient, namespace: string, name: 
   for (const [resource, list] of [['pods', pods], ['controllerrevisions', revisions], ['persistentvolumeclaims', pvcs]] as const) {
     if (list.metadata?.resourceVersion) listed[resource] = list.metadata.resourceVersion;
   }
-  return { neoset, pods: pods.items, revisions: revisions.items, pvcs: pvcs.items, listed };
+  return { snapshot: { neoset, pods: pods.items, revisions: revisions.items, pvcs: pvcs.items, listed }, neosetFromCache };
+}
+
+/**
+ * Whether a NeoSet from the watch cache will do: held there (a NeoSet created a moment ago may not be
+ * yet), and not older than `seen` (an event's; a version that cannot be compared is not trusted).
+ */
+function fresh(raw: { metadata?: { resourceVersion?: unknown } } | null, seen: string | undefined): boolean {
+  if (raw === null) return false;
+  if (seen === undefined) return true;
+  const version = raw.metadata?.resourceVersion;
+  return typeof version === 'string' && isNewer(seen, version) === false;
 }
 
 /** resourceVersion "0": whatever the watch cache has, at once. */

@@ -466,7 +466,8 @@ describe('driving the real applier', () => {
     plan.actions = [];
     const result = await applyPlan(api.client, snapshot, plan);
     expect(plan.status).not.toBeNull();
-    expect(result).toEqual({ outcome: 'conflict', written: [], statusWritten: false });
+    // The write that lost is the NeoSet's own: its read was not the newest (reconcile.ts decides again from etcd).
+    expect(result).toEqual({ outcome: 'conflict', written: [], statusWritten: false, neosetWriteLost: true });
     expect(api.store.resourceVersion).toBe(before);
   });
 });

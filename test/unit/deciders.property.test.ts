@@ -5,9 +5,10 @@
 // progress, clock steps (minReadySeconds expiries) and user edits (partition, pause, a new template,
 // a rollback). Every write is the real applier's against the in-memory API (real resourceVersion
 // semantics: a stale write 409s). The lagging decider's NeoSet reads answer with the NeoSet as it was
-// when its previous reconcile began — a read one reconcile behind. Each decider's lists come from its
-// own API server's watch cache (snapshot-reader.ts lists with a resourceVersion): a copy of the
-// cluster taken at random moments, caught up only when it is older than a "not older than" asks.
+// when its previous reconcile began — a read one reconcile behind. Each decider's lists and NeoSet
+// reads come from its own API server's watch cache (readSnapshotCached asks with a resourceVersion,
+// as the reconcile function does): a copy of the cluster taken at random moments, caught up only when
+// it is older than a "not older than" asks.
 // Each decider's node clock is off by its own amount (up to ±120 s): it decides on the API server's
 // clock, read from its responses' Date (SPEC §2.3, shared/k8s/server-clock.ts), its monotonic clock
 // the true one. After every step the oracle (test/oracle, written from the SPEC, on the true clock)
@@ -23,7 +24,7 @@ import { decide } from '../../shared/core/decide.ts';
 import { applyPlan } from '../../shared/k8s/apply.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { serverClock } from '../../shared/k8s/server-clock.ts';
-import { readSnapshot } from '../../shared/k8s/snapshot-reader.ts';
+import { readSnapshotCached } from '../../shared/k8s/snapshot-reader.ts';
 import type { MemoryApi } from '../memory-api/index.ts';
 import { checkInvariants, type Observation } from '../oracle/index.ts';
 import { describePods } from './helpers.ts';
@@ -93,10 +94,11 @@ class Decider {
       try {
         // The node's wall clock is skewed; its monotonic clock runs with the true one (reconcile.ts does the same).
         const clock = serverClock(this.client, { wall: () => this.w.now + this.skew * 1000, monotonic: () => this.w.now });
-        const snapshot = await readSnapshot(clock.client, NAMESPACE, this.w.name);
+        // As the reconcile function reads: the NeoSet from the watch cache too, which may lag etcd.
+        const { snapshot, neosetFromCache } = await readSnapshotCached(clock.client, NAMESPACE, this.w.name);
         if (!snapshot) return;
         const plan = decide(snapshot, clock.now());
-        await applyPlan(clock.client, snapshot, plan, { now: clock.now });
+        await applyPlan(clock.client, snapshot, plan, { now: clock.now, neosetFromCache });
       } catch (err) {
         this.failure = err;
       } finally {

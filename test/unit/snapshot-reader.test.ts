@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { decide } from '../../shared/core/decide.ts';
 import { applyPlan } from '../../shared/k8s/apply.ts';
 import type { KubeClient, RequestOptions } from '../../shared/k8s/client.ts';
-import { readSnapshot } from '../../shared/k8s/snapshot-reader.ts';
+import { reconcileOne } from '../../shared/k8s/reconcile.ts';
+import { readSnapshot, readSnapshotCached } from '../../shared/k8s/snapshot-reader.ts';
 import { NAMESPACE, World } from './world.ts';
 
 interface Sent {
@@ -161,5 +162,119 @@ describe('readSnapshot', () => {
     w.api.failNext({ verb: 'GET', path: /\/pods$/ }, { status: 500, reason: 'InternalError', message: 'etcd is down' });
     w.api.store.remove('neosets', NAMESPACE, w.name);
     expect(await readSnapshot(client, NAMESPACE, w.name)).toBeNull();
+  });
+});
+
+/** `client`, its watch cache (every GET with a resourceVersion) answering as `cache` does: the cluster as it was when the copy was taken. */
+const cachedAs = (client: KubeClient, cache: World, sent: Sent[]): KubeClient => ({
+  request: (verb, path, opts) => {
+    if (verb !== 'GET' || opts?.query?.resourceVersion === undefined) return client.request(verb, path, opts);
+    sent.push({ verb, path, query: opts.query });
+    return cache.api.client.request(verb, path, opts);
+  },
+});
+
+const neosetReads = (sent: Sent[], w: World) => sent.filter((s) => s.path.endsWith(`/neosets/${w.name}`)).map((s) => s.query ?? 'etcd');
+
+describe('readSnapshotCached (the reconcile function\'s: the NeoSet from the watch cache too)', () => {
+  it('reads the NeoSet from the watch cache alongside the lists: three reads, none from etcd', async () => {
+    const { w, sent, client } = await settled();
+    const { snapshot, neosetFromCache } = await readSnapshotCached(client, NAMESPACE, w.name);
+    expect(neosetFromCache).toBe(true);
+    expect(sent.map((s) => `${s.verb} ${s.path.split('/').at(-1)}`)).toEqual(['GET pods', 'GET controllerrevisions', `GET ${w.name}`]);
+    expect(neosetReads(sent, w)).toEqual([{ resourceVersion: '0' }]);
+    expect(snapshot!.neoset.metadata.resourceVersion).toBe(w.neoset.metadata.resourceVersion);
+  });
+
+  it('a NeoSet the cache does not hold yet (created a moment ago) is read from etcd; one gone from both is null', async () => {
+    const { w, sent, client } = await settled();
+    const cache = w.fork();
+    cache.api.store.remove('neosets', NAMESPACE, w.name);
+    const { snapshot, neosetFromCache } = await readSnapshotCached(cachedAs(client, cache, sent), NAMESPACE, w.name);
+    expect(neosetFromCache).toBe(false);
+    expect(snapshot!.neoset.metadata.uid).toBe(w.neoset.metadata.uid);
+    expect(neosetReads(sent, w)).toEqual([{ resourceVersion: '0' }, 'etcd']);
+    w.api.store.remove('neosets', NAMESPACE, w.name);
+    expect((await readSnapshotCached(cachedAs(client, cache, sent), NAMESPACE, w.name)).snapshot).toBeNull();
+  });
+
+  it('a cached NeoSet older than a NeoSet event showed is read from etcd; a forged version costs that read, never a wait for it', async () => {
+    const { w, sent, client } = await settled();
+    const cache = w.fork();
+    const cachedVersion = w.neoset.metadata.resourceVersion!;
+    w.mutateNeoSet((n) => void (n.spec.replicas = 4));
+    const shown = w.neoset.metadata.resourceVersion!;
+    // Not older than what the event showed: the cache's will do.
+    expect((await readSnapshotCached(cachedAs(client, cache, sent), NAMESPACE, w.name, undefined, cachedVersion)).neosetFromCache).toBe(true);
+    sent.length = 0;
+    const newer = await readSnapshotCached(cachedAs(client, cache, sent), NAMESPACE, w.name, undefined, shown);
+    expect(newer.neosetFromCache).toBe(false);
+    expect(newer.snapshot!.neoset.spec.replicas).toBe(4);
+    sent.length = 0;
+    const forged = await readSnapshotCached(cachedAs(client, cache, sent), NAMESPACE, w.name, undefined, '99999999');
+    expect(forged.snapshot!.neoset.metadata.resourceVersion).toBe(shown);
+    // Asked of the cache at "any" and of etcd without a version: '99999999' is never sent.
+    expect(neosetReads(sent, w)).toEqual([{ resourceVersion: '0' }, 'etcd']);
+  });
+});
+
+describe('reconcileOne on a NeoSet from the watch cache', () => {
+  it('decides again at once from etcd when the cached NeoSet was older (its claim lost, 409)', async () => {
+    const w = new World({ replicas: 3, image: 'nginx:v1' });
+    expect(await w.settle()).toBeGreaterThanOrEqual(0);
+    w.setImage('nginx:v2');
+    const cache = w.fork();
+    // A write the cache has not shown yet (a user's label), after the template change it has.
+    w.mutateNeoSet((n) => void (n.metadata.labels = { ...n.metadata.labels, team: 'db' }));
+    const sent: Sent[] = [];
+    const client: KubeClient = {
+      request: (verb, path, opts) => {
+        sent.push({ verb, path, query: opts?.query });
+        return w.api.client.request(verb, path, opts);
+      },
+    };
+    const outcome = await reconcileOne(cachedAs(client, cache, sent), { namespace: NAMESPACE, name: w.name }, (s, at) => decide(s, at), { now: () => new Date(w.now) });
+    expect(outcome).toMatchObject({ result: 'ok', reread: true });
+    expect(outcome.actions[0]).toBe('claim');
+    expect(neosetReads(sent, w)).toEqual([{ resourceVersion: '0' }, 'etcd']);
+    // One claim written (the second decision's), and the update started from it.
+    expect(sent.filter((s) => s.verb === 'PUT').length).toBe(2);
+    expect(w.neoset.metadata.labels?.team).toBe('db');
+    expect(w.neoset.status?.currentUpdatePods?.length ?? 0).toBeGreaterThan(0);
+  });
+});
+
+describe('applyPlan on a NeoSet from the watch cache', () => {
+  /** A world whose next decision writes a status and records an Event of its own, with no claim: the rollout completes. */
+  async function completing(): Promise<{ w: World; client: KubeClient }> {
+    const w = new World({ replicas: 2, image: 'nginx:v1' });
+    expect(await w.settle()).toBeGreaterThanOrEqual(0);
+    w.setImage('nginx:v2');
+    for (let i = 0; i < 200 && !w.eventReasons().includes('RolloutCompleted'); i++) {
+      const snapshot = (await readSnapshot(w.api.client, NAMESPACE, w.name))!;
+      const plan = decide(snapshot, new Date(w.now));
+      if (plan.actions.some((a) => a.kind === 'recordEvent' && a.event.reason === 'RolloutCompleted')) return { w, client: w.api.client };
+      await applyPlan(w.api.client, snapshot, plan, { now: () => new Date(w.now) });
+      w.kubeletSettle();
+      w.advance(1);
+    }
+    throw new Error('the rollout did not come to its completion');
+  }
+
+  it("holds the decision's own Events until its NeoSet write lands, and drops them when that write loses", async () => {
+    const { w, client } = await completing();
+    const snapshot = (await readSnapshot(client, NAMESPACE, w.name))!;
+    const plan = decide(snapshot, new Date(w.now));
+    expect(plan.claim).toBe(false);
+    // Another writer's status write lands first: this decision's NeoSet was not the newest.
+    w.mutateNeoSet((n) => void (n.metadata.labels = { ...n.metadata.labels, team: 'db' }));
+    const lost = await applyPlan(client, snapshot, plan, { now: () => new Date(w.now), neosetFromCache: true });
+    expect(lost).toMatchObject({ outcome: 'conflict', neosetWriteLost: true });
+    expect(w.eventReasons()).not.toContain('RolloutCompleted');
+    // Decided again on the newest: the status lands, and the Event goes out with it.
+    const again = (await readSnapshot(client, NAMESPACE, w.name))!;
+    const held = await applyPlan(client, again, decide(again, new Date(w.now)), { now: () => new Date(w.now), neosetFromCache: true });
+    expect(held).toMatchObject({ outcome: 'applied', statusWritten: true });
+    expect(w.eventReasons()).toContain('RolloutCompleted');
   });
 });
