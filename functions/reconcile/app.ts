@@ -66,11 +66,11 @@ export function createApp(deps: ReconcileDeps): Hono {
     merge: mergeAsks,
     // Tracked (trackUnfinished): a stopping instance finishes a run and its Events even when no
     // request waits for them (a re-check's run), before it exits.
-    run: (key, { duties, seen, neosetSeen }) =>
+    run: (key, { duties, seen, neosetSeen, neosetFromEtcd }) =>
       trackUnfinished(
         (async () => {
           const tails: Promise<void>[] = [];
-          const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), { now, onClockOffset, sink, notify, seen, neosetSeen, defer: (t) => void tails.push(handledFromBirth(t)), analysisAddresses: deps.analysisAddresses });
+          const outcome = await reconcileOne(deps.client, key, (s, at) => decide(s, at, duties), { now, onClockOffset, sink, notify, seen, neosetSeen, neosetFromEtcd, defer: (t) => void tails.push(handledFromBirth(t)), analysisAddresses: deps.analysisAddresses });
           // Once per run, not per event: the events a run covers share its re-check too.
           const delayMs = recheckDelayMs(outcome);
           if (delayMs !== null) recheck(key, delayMs);

@@ -24,6 +24,15 @@ describe('reconcile dispatch', () => {
     expect(mergeAsks({ duties: 'reconcile', seen: '10' }, { duties: 'all' })).toEqual({ duties: 'all', seen: '10' });
   });
 
+  it('a NeoSet event asks every duty, the NeoSet not older than its version — or, with none to compare (Reference mode), from etcd', () => {
+    const neosetEvent = (object: unknown): ParsedEvent => ({ id: 'e4', type: 'dev.knative.apiserver.resource.update', target: { kind: 'neoset', namespace: 'db', name: 'mysql' }, object });
+    expect(eventAsk(neosetEvent({ metadata: { name: 'mysql', generation: 4, resourceVersion: '77' }, status: { observedGeneration: 3 } }), 0)).toEqual({ ask: { duties: 'all', neosetSeen: '77' } });
+    expect(eventAsk(neosetEvent(null), 0)).toEqual({ ask: { duties: 'all', neosetFromEtcd: true } });
+    expect(eventAsk(neosetEvent({ metadata: { name: 'mysql', resourceVersion: 'forged' } }), 0)).toEqual({ ask: { duties: 'all', neosetFromEtcd: true } });
+    expect(mergeAsks({ duties: 'all', neosetSeen: '77' }, { duties: 'reconcile', seen: '80', neosetSeen: '70' })).toEqual({ duties: 'all', seen: '80', neosetSeen: '77' });
+    expect(mergeAsks({ duties: 'reconcile', seen: '80' }, { duties: 'all', neosetFromEtcd: true })).toEqual({ duties: 'all', seen: '80', neosetFromEtcd: true });
+  });
+
   it('a conflict looks again soon, a short requeueAfter in process, a long one is left to the resync tick', () => {
     expect(recheckDelayMs({ result: 'conflict', requeueAfter: null })).toBe(CONFLICT_RECHECK_MS);
     expect(recheckDelayMs({ result: 'ok', requeueAfter: 0 })).toBe(100);

@@ -29,6 +29,11 @@ export interface Ask {
   seen?: string;
   /** The newest NeoSet resourceVersion a NeoSet event showed: the NeoSet read is not older (snapshot-reader.ts). */
   neosetSeen?: string;
+  /**
+   * A NeoSet event showed no version to compare with (Reference mode carries none): the NeoSet is read
+   * from etcd, so that the change it tells of is decided on even where the watch cache lags.
+   */
+  neosetFromEtcd?: true;
 }
 
 /** What a re-check (or anything that is no event) asks: every duty, no Pod seen. */
@@ -42,14 +47,18 @@ export function eventAsk(event: ParsedEvent, nowMs: number): EventAsk {
   const skipped = skipReason(event, nowMs);
   if (skipped !== null) return { skipped };
   if (event.target.kind === 'pod') return { ask: { duties: 'reconcile', seen: resourceVersionOf(event.object) } };
-  if (event.target.kind === 'neoset') return { ask: { duties: 'all', neosetSeen: resourceVersionOf(event.object) } };
+  if (event.target.kind === 'neoset') {
+    const neosetSeen = resourceVersionOf(event.object);
+    return { ask: neosetSeen === undefined ? { duties: 'all', neosetFromEtcd: true } : { duties: 'all', neosetSeen } };
+  }
   return { ask: RECHECK_ASK };
 }
 
 /** The ask of one run that covers two events. */
 export function mergeAsks(a: Ask, b: Ask): Ask {
   const later = (x?: string, y?: string) => (y === undefined ? x : newest(y, x));
-  return { duties: a.duties === 'all' || b.duties === 'all' ? 'all' : 'reconcile', seen: later(a.seen, b.seen), neosetSeen: later(a.neosetSeen, b.neosetSeen) };
+  const merged: Ask = { duties: a.duties === 'all' || b.duties === 'all' ? 'all' : 'reconcile', seen: later(a.seen, b.seen), neosetSeen: later(a.neosetSeen, b.neosetSeen) };
+  return a.neosetFromEtcd || b.neosetFromEtcd ? { ...merged, neosetFromEtcd: true } : merged;
 }
 
 /** When a run looks again by itself, in ms; null when the next event or the resync tick covers it. */

@@ -104,12 +104,38 @@ export function resourceOf(path: string): string {
   return rest.length >= 3 ? `${rest[0]}/${rest[2]}` : rest[0];
 }
 
-export function createKubeClient(kc: KubeConfig): KubeClient {
+/**
+ * How long the kubeconfig's TLS and auth options are reused. client-node's applyToHTTPSOptions builds
+ * an Agent and reads the CA and token files (in a pod: every request) each time it is called; a token
+ * it re-reads at most every 60 s anyway, and a projected ServiceAccount token is replaced while the old
+ * one has a fifth of its life left — 10 s late is no risk. Issue 24: about 1 % of a function's CPU.
+ */
+export const AUTH_OPTIONS_TTL_MS = 10_000;
+
+/** kc's TLS options and auth headers, made at most every AUTH_OPTIONS_TTL_MS (a failure is not kept). */
+function authOptions(kc: KubeConfig, ttlMs = AUTH_OPTIONS_TTL_MS, clock: () => number = () => performance.now()): () => Promise<https.RequestOptions> {
+  let made: { at: number; options: Promise<https.RequestOptions> } | undefined;
+  return () => {
+    const now = clock();
+    if (made === undefined || now - made.at >= ttlMs) {
+      const options: https.RequestOptions = { headers: {} };
+      const current = { at: now, options: kc.applyToHTTPSOptions(options).then(() => options) };
+      current.options.catch(() => {
+        if (made === current) made = undefined;
+      });
+      made = current;
+    }
+    return made.options;
+  };
+}
+
+export function createKubeClient(kc: KubeConfig, opts: { authTtlMs?: number; clock?: () => number } = {}): KubeClient {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   const base = new URL(cluster.server);
   const transport = base.protocol === 'https:' ? https : http;
   const agent = new transport.Agent({ keepAlive: true, maxSockets: 16 });
+  const auth = authOptions(kc, opts.authTtlMs, opts.clock);
 
   return {
     async request<T>(verb: string, path: string, opts: RequestOptions = {}): Promise<T> {
@@ -121,9 +147,10 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
         headers['Content-Type'] = opts.patch ? PATCH_CONTENT_TYPE[opts.patch] : 'application/json';
         headers['Content-Length'] = String(Buffer.byteLength(payload));
       }
-      const reqOpts: https.RequestOptions = { method: verb, headers, agent, signal: opts.signal };
-      await kc.applyToHTTPSOptions(reqOpts);
-      reqOpts.agent = agent; // applyToHTTPSOptions may set TLS options, kept on the request itself
+      // The TLS options go on the request itself (the agent keeps its sockets per set of them); the
+      // agent applyToHTTPSOptions made is not used: ours keeps its connections alive.
+      const { agent: _made, headers: authHeaders, ...tls } = await auth();
+      const reqOpts: https.RequestOptions = { ...tls, method: verb, headers: { ...(authHeaders as Record<string, string>), ...headers }, agent, signal: opts.signal };
       const resource = resourceOf(url.pathname);
       let status = 0;
       try {

@@ -86,6 +86,8 @@ export interface ReconcileOptions {
   seen?: string;
   /** The newest resourceVersion of the NeoSet in the events this run answers (readSnapshotCached's `neosetSeen`). */
   neosetSeen?: string;
+  /** A NeoSet event of this run showed no version: the NeoSet is read from etcd (reconcile-dispatch.ts Ask). */
+  neosetFromEtcd?: boolean;
   /** Takes the plan's Events in flight instead of awaiting them (ApplyOptions.defer). */
   defer?: (tail: Promise<void>) => void;
   /** The Prometheus addresses a canary analysis may query (SPEC §2.3); default none: no query runs. */
@@ -94,7 +96,7 @@ export interface ReconcileOptions {
 
 /** Reads, decides and applies for one NeoSet. Never throws: the outcome says what happened. */
 export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: Decider, opts: ReconcileOptions = {}): Promise<Outcome> {
-  const first = await attempt(client, key, decider, opts, true);
+  const first = await attempt(client, key, decider, opts, !opts.neosetFromEtcd);
   // The NeoSet from the watch cache was older than etcd's (its write lost, 409): decided again on
   // etcd's at once. Not left to the winner's event: a status write's event is skipped
   // (event-relevance.ts) — and the winner may be this very instance's previous run.

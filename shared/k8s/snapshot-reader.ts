@@ -23,7 +23,9 @@
 // decision makes that depends on the spec or the status goes out after its claim or status write,
 // conditional on the resourceVersion read (shared/core/actions.ts `claimed`), so a decision on a
 // NeoSet older than etcd's writes nothing of it but that one refused write. What the cache lacks is
-// read from etcd: a NeoSet it does not hold yet (just created), or one older than an event showed.
+// read from etcd: a NeoSet it does not hold yet (just created), or one older than an event showed; and
+// a NeoSet event that shows no version (Reference mode) has its run read from etcd (readSnapshot:
+// reconcile-dispatch.ts `neosetFromEtcd`), so that an acknowledged event was decided on what it told of.
 // The caller decides again from etcd when the cached NeoSet's write loses (shared/k8s/reconcile.ts),
 // and holds the decision's own Events until that write lands (apply.ts `neosetFromCache`).
 //
