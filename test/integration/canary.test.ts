@@ -62,9 +62,14 @@ describe('canary steps on a real API server (5 pods)', () => {
     const pauseStarted = Date.parse(canaryOf(paused)!.stepStartedAt);
     const status = await neo(stack, ['rollout', 'status', name, '--watch=false']);
     const more = /step 2\/5: paused for (\d+)s more/.exec(status.stdout);
-    expect(more, status.stdout).not.toBeNull();
-    expect(Number(more![1])).toBeGreaterThanOrEqual(1);
-    expect(Number(more![1])).toBeLessThanOrEqual(PAUSE_MS / 1000);
+    // The plugin (a Node process loading client-node: 1.5 s idle) may answer after the pause is over
+    // on a loaded machine (ci34: 'step 4/5' already); only then may it not show the pause.
+    if (more === null && Date.now() >= pauseStarted + PAUSE_MS) console.log(`rollout status answered after the pause was over: ${status.stdout.trim()}`);
+    else {
+      expect(more, status.stdout).not.toBeNull();
+      expect(Number(more![1])).toBeGreaterThanOrEqual(1);
+      expect(Number(more![1])).toBeLessThanOrEqual(PAUSE_MS / 1000);
+    }
 
     const next = await untilStatus(stack, name, 'the pause over: step 3', (n) => (canaryOf(n)?.stepIndex ?? 0) >= 2, 30_000);
     const pauseEnded = Date.now();

@@ -1,0 +1,120 @@
+// What one API round trip costs on this machine (issue 24, point 2: where a step's time goes), against
+// a real control plane with one NeoSet and its PODS pods, from one client with one request in flight,
+// after a warm-up: the requests a NeoSet step is made of — the reconcile function's three reads (the
+// NeoSet from etcd or from the watch cache; the pod and revision lists from the cache), the claim
+// (PUT of the NeoSet's status), the drain (a strategic merge patch of pods/status), the image patch
+// — next to the cheapest request there is (GET /version) and a small object's write (a ConfigMap).
+// A step is at least its reads, its claim and its drain one after the other (SPEC §2.0: claim before
+// act), so their sum is the floor under `npm run bench:rollout`'s step p50 on this machine, before
+// any event travels or anything is decided. No kubelet: the pods stay Pending, which costs the writes
+// nothing.
+//
+//   node bench/round-trips.ts          (PODS=30 REQUESTS=60 to change)
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LABEL_NEOSET_NAME } from '../shared/api/names.ts';
+import { createKubeClient, type KubeClient } from '../shared/k8s/client.ts';
+import { paths } from '../shared/k8s/paths.ts';
+import { startControlPlane } from '../dev/cluster/control-plane.ts';
+import { installCrds } from '../dev/cluster/crd.ts';
+import { fixed, quantile, table } from './lib/stats.ts';
+import { APP_IMAGE, createNamespace, neoset } from './lib/workloads.ts';
+
+const PODS = Number(process.env.PODS ?? 30);
+const REQUESTS = Number(process.env.REQUESTS ?? 60);
+const NS = 'bench-round-trips';
+const NAME = 'rt';
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+interface Row {
+  what: string;
+  p50: number;
+  p90: number;
+}
+
+/** `op` REQUESTS times, one at a time: p50 and p90 of its wall time, in ms. */
+async function timed(what: string, op: (i: number) => Promise<unknown>): Promise<Row> {
+  for (let i = 0; i < 5; i++) await op(i); // warm: JIT, the connection, the caches
+  const ms: number[] = [];
+  for (let i = 0; i < REQUESTS; i++) {
+    const t = performance.now();
+    await op(i);
+    ms.push(performance.now() - t);
+  }
+  return { what, p50: quantile(ms, 0.5), p90: quantile(ms, 0.9) };
+}
+
+async function measure(client: KubeClient): Promise<Row[]> {
+  const selector = { labelSelector: `${LABEL_NEOSET_NAME}=${NAME}` };
+  const fromCache = { resourceVersion: '0' };
+  const neosetFrom = (query?: Record<string, string>) => client.request<{ metadata: { resourceVersion: string } }>('GET', paths.neoset(NS, NAME), query ? { query } : {});
+  const list = (path: string) => client.request('GET', path, { query: { ...selector, ...fromCache, resourceVersionMatch: 'NotOlderThan' } });
+  const reads = (query?: Record<string, string>) => Promise.all([neosetFrom(query), list(paths.pods(NS)), list(paths.revisions(NS))]);
+  // The claim's PUT carries the NeoSet as read, its resourceVersion the condition (apply.ts writeStatus).
+  const claim = async (i: number) => {
+    const n = await neosetFrom();
+    return () => client.request('PUT', paths.neosetStatus(NS, NAME), { body: { ...n, status: { observedGeneration: 1, replicas: i } } });
+  };
+  const gate = (i: number) => ({ metadata: { annotations: { 'bench/drain': String(i) } }, status: { conditions: [{ type: 'InPlaceUpdateReady', status: i % 2 ? 'True' : 'False' }] } });
+  const rows: Row[] = [];
+  rows.push(await timed('GET /version (a round trip, nothing read)', () => client.request('GET', '/version')));
+  rows.push(await timed('GET the NeoSet from etcd (quorum)', () => neosetFrom()));
+  rows.push(await timed('GET the NeoSet from the watch cache', () => neosetFrom(fromCache)));
+  rows.push(await timed(`LIST its ${PODS} pods from the watch cache`, () => list(paths.pods(NS))));
+  rows.push(await timed(`LIST its ${PODS} pods, consistent (no resourceVersion)`, () => client.request('GET', paths.pods(NS), { query: selector })));
+  rows.push(await timed('the three reads at once, the NeoSet from etcd', () => reads()));
+  rows.push(await timed('the three reads at once, the NeoSet from the cache (reconcile)', () => reads(fromCache)));
+  // Timed alone: the GET that gives the PUT its resourceVersion is not counted.
+  const claims: number[] = [];
+  for (let i = 0; i < REQUESTS + 5; i++) {
+    const put = await claim(i);
+    const t = performance.now();
+    await put();
+    if (i >= 5) claims.push(performance.now() - t);
+  }
+  rows.push({ what: 'PUT the NeoSet status (the claim)', p50: quantile(claims, 0.5), p90: quantile(claims, 0.9) });
+  rows.push(await timed('PATCH pods/status, state and gate (the drain)', (i) => client.request('PATCH', paths.podStatus(NS, `${NAME}-1`), { patch: 'strategic', body: gate(i) })));
+  rows.push(await timed('PATCH a pod image (the image patch)', (i) => client.request('PATCH', paths.pod(NS, `${NAME}-2`), { patch: 'strategic', body: { spec: { containers: [{ name: 'main', image: APP_IMAGE(i % 2) }] } } })));
+  rows.push(await timed('PATCH a ConfigMap (a small object)', (i) => client.request('PATCH', `/api/v1/namespaces/${NS}/configmaps/rt`, { patch: 'merge', body: { data: { i: String(i) } } })));
+  rows.push(
+    await timed('reads (cache) → claim → drain, one after the other', async (i) => {
+      const [n] = await reads(fromCache);
+      await client.request('PUT', paths.neosetStatus(NS, NAME), { body: { ...n, status: { observedGeneration: 1, replicas: i } } }).catch(() => undefined);
+      await client.request('PATCH', paths.podStatus(NS, `${NAME}-1`), { patch: 'strategic', body: gate(i) });
+    }),
+  );
+  return rows;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'neoset-bench-round-trips-'));
+  say(`bench/round-trips: one NeoSet of ${PODS} pods, ${REQUESTS} requests per row, one in flight; control plane in ${dir}`);
+  const cp = await startControlPlane({ dir: join(dir, 'cluster') });
+  let rows: Row[] = [];
+  try {
+    const kc = cp.kubeConfig();
+    const admin = createKubeClient(kc);
+    await installCrds(kc);
+    await createNamespace(admin, NS);
+    await admin.request('POST', paths.neosets(NS), { body: neoset(NAME, PODS, 5, APP_IMAGE(0)) });
+    // The pods as the NeoSet names and labels them, Pending (no kubelet); no reconcile runs.
+    const spec = neoset(NAME, PODS, 5, APP_IMAGE(0)).spec.template;
+    for (let i = 0; i < PODS; i++) {
+      await admin.request('POST', paths.pods(NS), { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: `${NAME}-${i}`, labels: { ...spec.metadata.labels, [LABEL_NEOSET_NAME]: NAME } }, spec: spec.spec } });
+    }
+    await admin.request('POST', `/api/v1/namespaces/${NS}/configmaps`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'rt' }, data: { i: '0' } } });
+    rows = await measure(admin);
+  } finally {
+    await cp.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`API round trips, ms (kube-apiserver ${cp.version}, one client, one request in flight, ${REQUESTS} each after 5 to warm)`);
+  console.log(table(['request', 'p50', 'p90'], rows.map((r) => [r.what, fixed(r.p50, 1), fixed(r.p90, 1)])));
+  const [claim, drain] = ['the claim', 'the drain'].map((w) => rows.find((r) => r.what.includes(w))!.p50);
+  const cachedReads = rows.find((r) => r.what.includes('(reconcile)'))!.p50;
+  console.log(`floor of a NeoSet step before its event and decision: reads ${fixed(cachedReads, 1)} + claim ${fixed(claim, 1)} + drain ${fixed(drain, 1)} = ${fixed(cachedReads + claim + drain, 1)} ms (p50s added)`);
+}
+
+await main();
