@@ -158,11 +158,17 @@ describe('NeoSet on the real Knative Eventing (knative/eventing-only)', () => {
       }
     }
     // The ApiServerSources' adapters: Deployments Knative made in neoset-system, under neoset-events.
-    const adapters = pods.filter((p) => p.metadata?.name?.startsWith('apiserversource-neoset-'));
-    expect(adapters.map((p) => [p.status?.phase, p.spec?.serviceAccountName])).toEqual([
-      ['Running', 'neoset-events'],
-      ['Running', 'neoset-events'],
-    ]);
+    // Polled: an adapter Deployment rolling out again (ci35: a third, Pending pod beside the two) settles.
+    const adapters = async () =>
+      (await core().listNamespacedPod({ namespace: SYSTEM_NAMESPACE })).items
+        .filter((p) => !p.metadata?.deletionTimestamp && p.metadata?.name?.startsWith('apiserversource-neoset-'))
+        .map((p) => [p.status?.phase, p.spec?.serviceAccountName]);
+    await expect
+      .poll(adapters, { timeout: 60_000, interval: 500 })
+      .toEqual([
+        ['Running', 'neoset-events'],
+        ['Running', 'neoset-events'],
+      ]);
     const health = await (await fetch(`${deployed.serviceURLs.reconcile}/healthz`, { signal: AbortSignal.timeout(5000) })).json();
     expect(health).toMatchObject({ status: 'ok', function: 'reconcile' });
     expect(deployed.brokerURL).toBe(`http://broker-ingress.knative-eventing.svc.cluster.local/${SYSTEM_NAMESPACE}/neoset`);
