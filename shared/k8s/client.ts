@@ -129,13 +129,14 @@ function authOptions(kc: KubeConfig, ttlMs = AUTH_OPTIONS_TTL_MS, clock: () => n
   };
 }
 
-export function createKubeClient(kc: KubeConfig, opts: { authTtlMs?: number; clock?: () => number } = {}): KubeClient {
+/** `clock`: what AUTH_OPTIONS_TTL_MS is measured on (performance.now; a test's own). */
+export function createKubeClient(kc: KubeConfig, { clock }: { clock?: () => number } = {}): KubeClient {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   const base = new URL(cluster.server);
   const transport = base.protocol === 'https:' ? https : http;
   const agent = new transport.Agent({ keepAlive: true, maxSockets: 16 });
-  const auth = authOptions(kc, opts.authTtlMs, opts.clock);
+  const auth = authOptions(kc, AUTH_OPTIONS_TTL_MS, clock);
 
   return {
     async request<T>(verb: string, path: string, opts: RequestOptions = {}): Promise<T> {
