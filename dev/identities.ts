@@ -9,8 +9,8 @@ import { identityManifests, kubectlApply, SYSTEM_NAMESPACE, type Manifest } from
 /** Tokens outlive any dev session; the control plane (and its signing key) does not outlive it. */
 const TOKEN_SECONDS = 7 * 24 * 3600;
 
-export function applyIdentities(adminKubeconfig: string, manifests: Manifest[]): void {
-  kubectlApply(adminKubeconfig, identityManifests(manifests), 'applying the namespace and RBAC of knative/');
+export function applyIdentities(adminKubeconfig: string, manifests: Manifest[]): Promise<void> {
+  return kubectlApply(adminKubeconfig, identityManifests(manifests), 'applying the namespace and RBAC of knative/');
 }
 
 /**

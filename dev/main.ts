@@ -112,6 +112,8 @@ if (!args.kubeconfig && (args.context || args['admission-host'])) usage('--conte
 
 /** Signals closer together than this are one Ctrl-C (see shutdown). */
 const REPEAT_MS = 1000;
+/** Time for a signal already delivered to be handled: its byte is in libuv's pipe, one poll reads it. */
+const SIGNAL_LANDS_MS = 100;
 let stack: DevStack | KnativeDevStack | undefined;
 let stopping: { why: string; at: number } | undefined;
 const kubeconfigPath = join(options.dir, 'kubeconfig');
@@ -144,6 +146,15 @@ async function shutdown(why: string, code: number): Promise<void> {
   await stack?.stop();
   say('stopped');
   exit(code);
+}
+/**
+ * Whether a stop is under way, once a signal that is already here has landed. A terminal's SIGINT
+ * reaches the whole process group at once, so a child it ended (kubectl, kube-apiserver) can fail the
+ * startup or end the stack before this process has run its own handler: that is Ctrl-C, not a failure.
+ */
+async function signalled(): Promise<boolean> {
+  if (!stopping) await new Promise((resolve) => setTimeout(resolve, SIGNAL_LANDS_MS));
+  return stopping !== undefined;
 }
 process.on('SIGINT', () => void shutdown('SIGINT', 0));
 process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
@@ -184,10 +195,10 @@ try {
     );
   }
   // A part dying on its own ends the stack; during a deliberate stop the parts exit anyway.
-  void stack.failed.then((why) => (stopping ? undefined : shutdown(why, 1)));
+  void stack.failed.then(async (why) => ((await signalled()) ? undefined : shutdown(why, 1)));
 } catch (error) {
   // A startup cut short by Ctrl-C is not a failure: the stop under way exits.
-  if (!stopping) {
+  if (!(await signalled())) {
     say(`npm run dev failed: ${(error as Error).stack ?? error}`);
     if (!bridge) say('(npm run dev -- --bridge runs the light imitation instead: no Knative, no service network, no network namespaces)');
     await shutdown('startup failed', 1);

@@ -3,6 +3,7 @@
 // so a missing RBAC verb or a wrong webhook rule shows up locally, not after a deploy.
 import { spawnSync } from 'node:child_process';
 import { parseAllDocuments, stringify } from 'yaml';
+import { runProcess } from './cluster/processes.ts';
 
 export const KNATIVE_DIR = new URL('../knative/', import.meta.url).pathname;
 export const SYSTEM_NAMESPACE = 'neoset-system';
@@ -29,8 +30,11 @@ export const identityManifests = (all: Manifest[]) =>
 
 export const toYaml = (manifests: Manifest[]) => manifests.map((m) => stringify(m)).join('---\n');
 
-/** `kubectl apply` of `manifests`; throws with kubectl's message, naming `what` failed. */
-export function kubectlApply(kubeconfig: string, manifests: Manifest[], what: string): void {
-  const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, 'apply', '-f', '-'], { input: toYaml(manifests), encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`${what} failed: ${r.stderr || r.error?.message}`);
+/**
+ * `kubectl apply` of `manifests`; throws with kubectl's message, naming `what` failed. It does not
+ * block this process (runProcess): the dev stack's Ctrl-C is handled while it runs, and it dies with us.
+ */
+export async function kubectlApply(kubeconfig: string, manifests: Manifest[], what: string): Promise<void> {
+  const r = await runProcess('kubectl', ['--kubeconfig', kubeconfig, 'apply', '-f', '-'], { input: toYaml(manifests) });
+  if (r.status !== 0) throw new Error(`${what} failed: ${r.stderr || r.error?.message || `kubectl ended by ${r.signal}`}`);
 }

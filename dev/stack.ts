@@ -102,7 +102,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
 
     // The functions' identities and RBAC, straight from knative/.
     const manifests = kustomize();
-    applyIdentities(cluster.kubeconfigPath, manifests);
+    await applyIdentities(cluster.kubeconfigPath, manifests);
     const admin = createKubeClient(kc);
     const kubeconfigOf = (serviceAccount: string) => serviceAccountKubeconfig(admin, cluster.entry, serviceAccount, secretsDir);
     const [reconcileKc, readinessKc, admissionKc] = await Promise.all(['neoset-reconcile', 'neoset-readiness', 'neoset-admission'].map(kubeconfigOf));
@@ -166,7 +166,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     parts.push({ name: 'log views', stop: () => unfollow.forEach((f) => f()) });
 
     const webhooks = localWebhooks(manifests, admission.url, ca.certPem);
-    registerWebhooks(cluster.kubeconfigPath, webhooks);
+    await registerWebhooks(cluster.kubeconfigPath, webhooks);
     // On your cluster the registration must go with us: under failurePolicy Fail a webhook that no
     // longer answers refuses every NeoSet write. (The local control plane goes away as a whole.)
     const deregister = () => !cluster.local && deleteManifestsNow(cluster.kubeconfigPath, webhooks);

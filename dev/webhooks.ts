@@ -23,6 +23,6 @@ export function localWebhooks(manifests: Manifest[], baseUrl: string, caPem: str
   });
 }
 
-export function registerWebhooks(adminKubeconfig: string, webhooks: Manifest[]): void {
-  kubectlApply(adminKubeconfig, webhooks, 'registering the admission webhooks');
+export function registerWebhooks(adminKubeconfig: string, webhooks: Manifest[]): Promise<void> {
+  return kubectlApply(adminKubeconfig, webhooks, 'registering the admission webhooks');
 }

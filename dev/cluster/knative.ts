@@ -13,7 +13,6 @@
 // their images (IntegrationSource/Sink, EventTransform) are not built here, so those features stay
 // unavailable.
 
-import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppsV1Api, type V1Deployment } from '@kubernetes/client-node';
@@ -22,6 +21,7 @@ import { toYaml, type Manifest } from '../manifests.ts';
 import type { ImageTableEntry } from '../kubelet/process/image-table.ts';
 import { waitFor } from '../kubelet/wait-for.ts';
 import { KNATIVE_EVENTING_COMMANDS } from './binaries.ts';
+import { runProcess } from './processes.ts';
 import { WORKLOAD_CONTROLLERS, type ControlPlane } from './control-plane.ts';
 
 export const KNATIVE_EVENTING_VERSION = '0.50.0';
@@ -92,14 +92,11 @@ export function knativeEventingRelease(dir: string, version = KNATIVE_EVENTING_V
   ];
 }
 
-/** kubectl against `kubeconfig` (at most 60 s); never rejects: `out` is stdout then stderr. */
-export function kubectl(kubeconfig: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string; out: string }> {
-  return new Promise((resolve) => {
-    const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { maxBuffer: 64 * 1024 * 1024, timeout: 60_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, out: `${stdout}${stderr}` }),
-    );
-    if (input !== undefined) child.stdin?.end(input);
-  });
+/** kubectl against `kubeconfig` (at most 60 s, and never past this process: runProcess); never rejects: `out` is stdout then stderr. */
+export async function kubectl(kubeconfig: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string; out: string }> {
+  const r = await runProcess('kubectl', ['--kubeconfig', kubeconfig, ...args], { input, timeoutMs: 60_000 });
+  const stderr = r.error?.message ?? r.stderr;
+  return { code: r.status ?? 1, stdout: r.stdout, stderr, out: `${r.stdout}${stderr}` };
 }
 
 /** An apply refused because a webhook (Knative's own, not serving yet) could not be called: worth applying again. */

@@ -89,3 +89,57 @@ export function startProcess(name: string, command: string, args: string[], logP
     tail: (lines) => tailFile(logPath, lines),
   };
 }
+
+export interface RunOptions {
+  input?: string;
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+  /**
+   * Let it finish even if this process exits meanwhile: for local cleanups (an `ip link del`, an nft
+   * table's removal) that a stop's deadline must not cut in half. Default: it dies with this process.
+   */
+  outliveUs?: boolean;
+}
+
+export interface RunResult {
+  /** The exit code, or null when a signal ended it (`signal`) or it could not start (`error`). */
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  error?: Error;
+}
+
+/**
+ * Runs a short command to its end, as `spawnSync` would, without blocking this process: a signal that
+ * arrives meanwhile (Ctrl-C) is handled at once, and the command dies with this process as the
+ * long-running children do. A blocking `spawnSync` started just after a terminal's SIGINT reached the
+ * process group is a child the signal missed: `kubectl apply` against an API server whose etcd is gone
+ * then held the whole stop for as long as the API server took to give up (dev-stop.test).
+ */
+export function runProcess(command: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  installExitHook();
+  const tied = !opts.outliveUs;
+  const [file, argv] = tied && hasPdeathsig() ? ['setpriv', ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
+  // `timeout` SIGTERMs the child when it runs longer (its result then says signal SIGTERM).
+  const child = spawn(file, argv, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env, timeout: opts.timeoutMs });
+  if (tied) running.add(child);
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout!.on('data', (chunk: Buffer) => out.push(chunk));
+  child.stderr!.on('data', (chunk: Buffer) => err.push(chunk));
+  // A child that ends before reading all of its input makes the write fail with EPIPE: its exit says why.
+  child.stdin!.on('error', () => {});
+  child.stdin!.end(opts.input ?? '');
+  return new Promise((resolve) => {
+    const text = (chunks: Buffer[]) => Buffer.concat(chunks).toString('utf8');
+    child.on('error', (error) => {
+      running.delete(child);
+      resolve({ status: null, signal: null, stdout: text(out), stderr: text(err), error });
+    });
+    child.on('close', (status, signal) => {
+      running.delete(child);
+      resolve({ status, signal, stdout: text(out), stderr: text(err) });
+    });
+  });
+}

@@ -56,7 +56,7 @@ export function failingTrigger(): Manifest {
 
 /** Applies `triggers` and waits until each is Ready. */
 export async function addTriggers(stack: KnativeStack, triggers: Manifest[]): Promise<void> {
-  kubectlApply(stack.cp.kubeconfigPath, triggers, 'Triggers');
+  await kubectlApply(stack.cp.kubeconfigPath, triggers, 'Triggers');
   for (const t of triggers) await readyObject(stack.cp, { group: 'eventing.knative.dev', version: 'v1', plural: 'triggers', namespace: SYSTEM_NAMESPACE, name: t.metadata.name });
 }
 
@@ -69,14 +69,14 @@ export interface NeoSetEventing {
 export async function installNeoSetEventing(stack: KnativeStack, opts: { uriOf?: (trigger: string) => string } = {}): Promise<NeoSetEventing> {
   const { cp } = stack;
   const all = kustomize();
-  kubectlApply(cp.kubeconfigPath, identityManifests(all), "knative/'s identities");
+  await kubectlApply(cp.kubeconfigPath, identityManifests(all), "knative/'s identities");
   const receiver = await startReceiver(cp, SYSTEM_NAMESPACE, RECEIVER);
   await cp.kubeConfig().makeApiClient(CoreV1Api).createNamespacedService({
     namespace: SYSTEM_NAMESPACE,
     body: { metadata: { name: DEAD_LETTER }, spec: { selector: { app: RECEIVER }, ports: [{ port: 80, targetPort: 8080 }] } },
   });
   const eventing = eventingToReceiver(all, opts.uriOf);
-  kubectlApply(cp.kubeconfigPath, eventing, 'knative/eventing.yaml (to the receiver)');
+  await kubectlApply(cp.kubeconfigPath, eventing, 'knative/eventing.yaml (to the receiver)');
   for (const m of eventing) {
     const [group, version] = m.apiVersion.split('/');
     await readyObject(cp, { group, version, plural: `${m.kind.toLowerCase()}s`, namespace: SYSTEM_NAMESPACE, name: m.metadata.name }, 120_000);

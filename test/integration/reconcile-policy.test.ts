@@ -59,7 +59,7 @@ const as = (user: string, namespace: string, args: string[], input?: string) => 
 beforeAll(async () => {
   manifests = kustomize();
   // The namespace, the ServiceAccounts, their roles, and both policies (admission's and this one).
-  kubectlApply(kubeconfigPath(), identityManifests(manifests), 'applying the identities of knative/');
+  await kubectlApply(kubeconfigPath(), identityManifests(manifests), 'applying the identities of knative/');
   const [reconcile, readiness] = await Promise.all([serviceAccountClient('neoset-reconcile'), serviceAccountClient('neoset-readiness')]);
   clients = { reconcile, readiness };
   // The API server compiles a policy asynchronously: probe until a plain pod create as reconcile is

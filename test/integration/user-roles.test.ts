@@ -26,7 +26,7 @@ const kubeconfigs = {} as Record<Person, string>;
 beforeAll(async () => {
   const roles = kustomize().filter((m) => m.kind === 'ClusterRole' && Object.values(ROLES).includes(m.metadata.name as never));
   expect(roles.map((r) => r.metadata.name).sort()).toEqual(Object.values(ROLES).sort());
-  kubectlApply(kubeconfigPath(), roles, 'applying knative/user-roles.yaml');
+  await kubectlApply(kubeconfigPath(), roles, 'applying knative/user-roles.yaml');
   ns = await createTestNamespace('user-roles');
   dir = mkdtempSync(path.join(tmpdir(), 'neoset-user-roles-'));
   const cluster = kubeConfig().getCurrentCluster()!;

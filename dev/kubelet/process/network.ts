@@ -9,9 +9,9 @@
 // in /run/neoset/neoset<N>/, with the owning process's pid: what a crashed run left is recognised
 // and removed by the next kubelet of any node.
 
-import { spawn } from 'node:child_process';
 import { mkdir, readFile, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { runProcess } from '../../cluster/processes.ts';
 
 export const STATE_ROOT = '/run/neoset';
 const CNI_VERSION = '1.0.0';
@@ -36,18 +36,14 @@ export interface Exec {
   stderr: string;
 }
 
-/** Runs a program to completion with `input` on stdin. */
-export function execute(file: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<Exec> {
-  return new Promise((resolve) => {
-    const child = spawn(file, args, { env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], timeout: opts.timeoutMs ?? 30_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', (err) => resolve({ code: -1, stdout, stderr: err.message }));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.on('error', () => {}).end(opts.input ?? '');
-  });
+/**
+ * Runs a program to completion with `input` on stdin (at most `timeoutMs`, default 30 s). These are
+ * local commands (ip, nft, CNI plugins, probes), a stop's cleanups among them: they finish even if
+ * this process exits meanwhile.
+ */
+export async function execute(file: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<Exec> {
+  const r = await runProcess(file, args, { ...opts, timeoutMs: opts.timeoutMs ?? 30_000, outliveUs: true });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.error?.message ?? r.stderr };
 }
 
 async function must(file: string, args: string[], opts?: Parameters<typeof execute>[2]): Promise<string> {
