@@ -112,31 +112,33 @@ const ownerNow = (dir: string): number | undefined => {
  * them (neoset<N>, neoset-<N>-<uid>). Never throws; what is not ours is not touched.
  */
 export function sweepNow(): void {
-  const sh = (file: string, args: string[]) => spawnSync(file, args, { encoding: 'utf8', timeout: 2000 }).stdout ?? '';
+  const sh = (file: string, args: string[], input?: string) => spawnSync(file, args, { encoding: 'utf8', timeout: 2000, input }).stdout ?? '';
+  // A spawn costs this process milliseconds, tens of them on a loaded machine, and this runs at the
+  // stop's deadline: a few `ip -batch` runs, however many namespaces (one pair per namespace took
+  // seconds under CI load, past the 5 s a Ctrl-C is given).
+  const batch = (lines: string[]) => (lines.length > 0 ? sh('ip', ['-force', '-batch', '-'], lines.map((line) => `${line}\n`).join('')) : '');
   let dirs: string[] = [];
   try {
     dirs = readdirSync(STATE_ROOT);
   } catch {
     return; // nothing of anyone's
   }
-  const namespaces = sh('ip', ['netns', 'list']).split('\n').map((line) => line.split(' ')[0]);
-  for (const node of dirs.filter((d) => /^neoset\d+$/.test(d) && ownerNow(join(STATE_ROOT, d)) === process.pid)) {
-    for (const ns of namespaces.filter((n) => n.startsWith(`neoset-${node.slice('neoset'.length)}-`))) {
-      for (const pid of sh('ip', ['netns', 'pids', ns]).split('\n').map(Number).filter((p) => p > 0)) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // gone already
-        }
-      }
-      sh('ip', ['netns', 'del', ns]);
+  const nodes = dirs.filter((d) => /^neoset\d+$/.test(d) && ownerNow(join(STATE_ROOT, d)) === process.pid);
+  const ownsNetwork = ownerNow(OWNER_DIR) === process.pid;
+  if (nodes.length === 0 && !ownsNetwork) return;
+  const all = sh('ip', ['netns', 'list']).split('\n').map((line) => line.split(' ')[0]);
+  const namespaces = all.filter((ns) => nodes.some((node) => ns.startsWith(`neoset-${node.slice('neoset'.length)}-`)));
+  for (const pid of batch(namespaces.map((ns) => `netns pids ${ns}`)).split('\n').map(Number).filter((p) => p > 0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone already
     }
-    sh('ip', ['link', 'del', node]);
-    rmSync(join(STATE_ROOT, node), { recursive: true, force: true });
   }
-  if (ownerNow(OWNER_DIR) === process.pid) {
+  batch([...namespaces.map((ns) => `netns del ${ns}`), ...nodes.map((node) => `link del ${node}`), ...(ownsNetwork ? [`link del ${API_LINK}`] : [])]);
+  for (const node of nodes) rmSync(join(STATE_ROOT, node), { recursive: true, force: true });
+  if (ownsNetwork) {
     for (const [family, name] of KUBE_PROXY_TABLES) sh('nft', ['delete', 'table', family, name]);
-    sh('ip', ['link', 'del', API_LINK]);
     rmSync(OWNER_DIR, { recursive: true, force: true });
   }
 }
