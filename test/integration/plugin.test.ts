@@ -71,6 +71,8 @@ describe('kubectl finds the plugin', () => {
 
 describe("the seeds' canary flow, done with kubectl neoset", () => {
   const NAME = 'mysql';
+  const GRACE_SECONDS = 6;
+  const HELD_GRACE_SECONDS = 15;
   let stack: Stack;
   let neo: (...args: string[]) => Promise<Run>;
   let v1 = '';
@@ -89,7 +91,7 @@ describe("the seeds' canary flow, done with kubectl neoset", () => {
     // A grace period keeps each pod in its in-place update long enough to be seen there — by `get`
     // too, a process of its own that loads client-node: 1.5 s idle here, 2.7 s with a build running
     // (ci26: with 3 s it read '<none>').
-    const manifest = neosetManifest({ name: NAME, replicas: 5, image: 'mysql:8.0', updateStrategy: { maxUnavailable: 2, inPlaceUpdateStrategy: { gracePeriodSeconds: 6 } } });
+    const manifest = neosetManifest({ name: NAME, replicas: 5, image: 'mysql:8.0', updateStrategy: { maxUnavailable: 2, inPlaceUpdateStrategy: { gracePeriodSeconds: GRACE_SECONDS } } });
     (manifest.metadata as Record<string, unknown>).annotations = { [CHANGE_CAUSE]: 'mysql 8.0' };
     await applyNeoSet(stack, manifest);
     const r = await neo('rollout', 'status', NAME, '--timeout=60s');
@@ -140,6 +142,10 @@ describe("the seeds' canary flow, done with kubectl neoset", () => {
   });
 
   it('rollout promote: the next batch (partition 4 -> 2 with maxUnavailable 2) and resume; get and the live display show it', async () => {
+    // The live display is a process of its own that loads client-node before its first frame: with a
+    // 6 s grace period, CI under load (ci36) saw the batch done before that frame — one frame, no
+    // redraw. This batch is held longer; the grace period is set back for the steps after it.
+    await patchNeoSet(stack, NAME, { spec: { updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: HELD_GRACE_SECONDS } } } });
     expect(await neo('rollout', 'promote', NAME)).toEqual({ code: 0, stdout: `neoset.neo.io/${NAME} promoted: partition 4 -> 2, resumed\n`, stderr: '' });
     const live = kubectlOnTerminal(['neoset', 'rollout', 'status', NAME, '-n', stack.namespace, '--timeout=60s']);
     await untilStatus(stack, NAME, 'a batch in flight', (n) => (n.status?.currentUpdatePods?.length ?? 0) > 0);
@@ -153,6 +159,7 @@ describe("the seeds' canary flow, done with kubectl neoset", () => {
     expect(lastLine(r.stdout)).toBe('partitioned roll out complete: 3 new pods have been updated...');
     expect(stack.observer.neoset(NAME)!.spec.updateStrategy).toMatchObject({ partition: 2, pause: false });
     expect(images()).toEqual(['mysql:8.0', 'mysql:8.0', 'mysql:8.1', 'mysql:8.1', 'mysql:8.1']);
+    await patchNeoSet(stack, NAME, { spec: { updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: GRACE_SECONDS } } } });
   });
 
   it('rollout pause and resume', async () => {
