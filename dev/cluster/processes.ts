@@ -40,6 +40,11 @@ function hasPdeathsig(): boolean {
   return pdeathsig;
 }
 
+/** `command args` as spawned so that the kernel kills it when this process dies (setpriv --pdeathsig), where it can. */
+function tiedToUs(command: string, args: string[]): [string, string[]] {
+  return hasPdeathsig() ? ['setpriv', ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
+}
+
 export function tailFile(path: string, lines = 30): string {
   try {
     return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
@@ -51,7 +56,7 @@ export function tailFile(path: string, lines = 30): string {
 export function startProcess(name: string, command: string, args: string[], logPath: string): ManagedProcess {
   installExitHook();
   const log = openSync(logPath, 'a');
-  const [file, argv] = hasPdeathsig() ? ['setpriv', ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
+  const [file, argv] = tiedToUs(command, args);
   const child = spawn(file, argv, { stdio: ['ignore', log, log] });
   closeSync(log);
   let done = false;
@@ -120,7 +125,7 @@ export interface RunResult {
 export function runProcess(command: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
   installExitHook();
   const tied = !opts.outliveUs;
-  const [file, argv] = tied && hasPdeathsig() ? ['setpriv', ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
+  const [file, argv] = tied ? tiedToUs(command, args) : [command, args];
   // `timeout` SIGTERMs the child when it runs longer (its result then says signal SIGTERM).
   const child = spawn(file, argv, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env, timeout: opts.timeoutMs });
   if (tied) running.add(child);
