@@ -7,7 +7,8 @@
 // A step is at least its reads, its claim and its drain one after the other (SPEC §2.0: claim before
 // act), so their sum is the floor under `npm run bench:rollout`'s step p50 on this machine, before
 // any event travels or anything is decided. No kubelet: the pods stay Pending, which costs the writes
-// nothing.
+// nothing. Each row also gives the client's CPU per request (this process's user + system time): what
+// a function pays for each request it makes, beside the API server's share.
 //
 //   node bench/round-trips.ts          (PODS=30 REQUESTS=60 to change)
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,6 +24,8 @@ import { APP_IMAGE, createNamespace, neoset } from './lib/workloads.ts';
 
 const PODS = Number(process.env.PODS ?? 30);
 const REQUESTS = Number(process.env.REQUESTS ?? 60);
+/** Requests of each kind before the timed ones: enough for the client's code to be compiled, so that its CPU per request is the steady one. */
+const WARM = 50;
 const NS = 'bench-round-trips';
 const NAME = 'rt';
 
@@ -32,18 +35,27 @@ interface Row {
   what: string;
   p50: number;
   p90: number;
+  /** This process's CPU (user + system) per op, ms: what the client side of the request costs a function. */
+  cpu?: number;
 }
+
+/** This process's CPU so far, ms (user + system). */
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 
 /** `op` REQUESTS times, one at a time: p50 and p90 of its wall time, in ms. */
 async function timed(what: string, op: (i: number) => Promise<unknown>): Promise<Row> {
-  for (let i = 0; i < 5; i++) await op(i); // warm: JIT, the connection, the caches
+  for (let i = 0; i < WARM; i++) await op(i); // warm: JIT, the connection, the caches
   const ms: number[] = [];
+  const cpu = cpuMs();
   for (let i = 0; i < REQUESTS; i++) {
     const t = performance.now();
     await op(i);
     ms.push(performance.now() - t);
   }
-  return { what, p50: quantile(ms, 0.5), p90: quantile(ms, 0.9) };
+  return { what, p50: quantile(ms, 0.5), p90: quantile(ms, 0.9), cpu: (cpuMs() - cpu) / REQUESTS };
 }
 
 async function measure(client: KubeClient): Promise<Row[]> {
@@ -68,13 +80,18 @@ async function measure(client: KubeClient): Promise<Row[]> {
   rows.push(await timed('the three reads at once, the NeoSet from the cache (reconcile)', () => reads(fromCache)));
   // Timed alone: the GET that gives the PUT its resourceVersion is not counted.
   const claims: number[] = [];
-  for (let i = 0; i < REQUESTS + 5; i++) {
+  let claimCpu = 0;
+  for (let i = 0; i < REQUESTS + WARM; i++) {
     const put = await claim(i);
     const t = performance.now();
+    const c = cpuMs();
     await put();
-    if (i >= 5) claims.push(performance.now() - t);
+    if (i >= WARM) {
+      claims.push(performance.now() - t);
+      claimCpu += cpuMs() - c;
+    }
   }
-  rows.push({ what: 'PUT the NeoSet status (the claim)', p50: quantile(claims, 0.5), p90: quantile(claims, 0.9) });
+  rows.push({ what: 'PUT the NeoSet status (the claim)', p50: quantile(claims, 0.5), p90: quantile(claims, 0.9), cpu: claimCpu / REQUESTS });
   rows.push(await timed('PATCH pods/status, state and gate (the drain)', (i) => client.request('PATCH', paths.podStatus(NS, `${NAME}-1`), { patch: 'strategic', body: gate(i) })));
   rows.push(await timed('PATCH a pod image (the image patch)', (i) => client.request('PATCH', paths.pod(NS, `${NAME}-2`), { patch: 'strategic', body: { spec: { containers: [{ name: 'main', image: APP_IMAGE(i % 2) }] } } })));
   rows.push(await timed('PATCH a ConfigMap (a small object)', (i) => client.request('PATCH', `/api/v1/namespaces/${NS}/configmaps/rt`, { patch: 'merge', body: { data: { i: String(i) } } })));
@@ -110,8 +127,8 @@ async function main(): Promise<void> {
     await cp.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`API round trips, ms (kube-apiserver ${cp.version}, one client, one request in flight, ${REQUESTS} each after 5 to warm)`);
-  console.log(table(['request', 'p50', 'p90'], rows.map((r) => [r.what, fixed(r.p50, 1), fixed(r.p90, 1)])));
+  console.log(`API round trips, ms (kube-apiserver ${cp.version}, one client, one request in flight, ${REQUESTS} each after ${WARM} to warm; client CPU = this process's user + system time per op)`);
+  console.log(table(['request', 'p50', 'p90', 'client CPU'], rows.map((r) => [r.what, fixed(r.p50, 1), fixed(r.p90, 1), r.cpu === undefined ? '-' : fixed(r.cpu, 2)])));
   const [claim, drain] = ['the claim', 'the drain'].map((w) => rows.find((r) => r.what.includes(w))!.p50);
   const cachedReads = rows.find((r) => r.what.includes('(reconcile)'))!.p50;
   console.log(`floor of a NeoSet step before its event and decision: reads ${fixed(cachedReads, 1)} + claim ${fixed(claim, 1)} + drain ${fixed(drain, 1)} = ${fixed(cachedReads + claim + drain, 1)} ms (p50s added)`);
