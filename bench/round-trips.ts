@@ -36,7 +36,7 @@ interface Row {
   p50: number;
   p90: number;
   /** This process's CPU (user + system) per op, ms: what the client side of the request costs a function. */
-  cpu?: number;
+  cpu: number;
 }
 
 /** This process's CPU so far, ms (user + system). */
@@ -128,7 +128,7 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   console.log(`API round trips, ms (kube-apiserver ${cp.version}, one client, one request in flight, ${REQUESTS} each after ${WARM} to warm; client CPU = this process's user + system time per op)`);
-  console.log(table(['request', 'p50', 'p90', 'client CPU'], rows.map((r) => [r.what, fixed(r.p50, 1), fixed(r.p90, 1), r.cpu === undefined ? '-' : fixed(r.cpu, 2)])));
+  console.log(table(['request', 'p50', 'p90', 'client CPU'], rows.map((r) => [r.what, fixed(r.p50, 1), fixed(r.p90, 1), fixed(r.cpu, 2)])));
   const [claim, drain] = ['the claim', 'the drain'].map((w) => rows.find((r) => r.what.includes(w))!.p50);
   const cachedReads = rows.find((r) => r.what.includes('(reconcile)'))!.p50;
   console.log(`floor of a NeoSet step before its event and decision: reads ${fixed(cachedReads, 1)} + claim ${fixed(claim, 1)} + drain ${fixed(drain, 1)} = ${fixed(cachedReads + claim + drain, 1)} ms (p50s added)`);
