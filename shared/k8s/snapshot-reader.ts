@@ -94,7 +94,7 @@ async function read(client: KubeClient, namespace: string, name: string, seen: s
   // Started before the NeoSet GET and awaited after it: handled from birth, or a list failing while the
   // GET is in flight (an API server's 500) would be an unhandled rejection, which ends a Node process.
   const early = {
-    pods: handledFromBirth(listNotOlderThan<Pod>(client, paths.pods(namespace), labelSelector, ANY)),
+    pods: handledFromBirth(listNotOlderThan<Pod>(client, paths.pods(namespace), labelSelector, ANY, true)),
     controllerrevisions: handledFromBirth(listNotOlderThan<ControllerRevision>(client, paths.revisions(namespace), labelSelector, ANY)),
   };
   const get = (query?: { resourceVersion: string }) =>
@@ -117,16 +117,17 @@ async function read(client: KubeClient, namespace: string, name: string, seen: s
   const recorded = neoset.status?.observedResourceVersions ?? {};
   const atLeast = async <T>(resource: keyof ListedVersions, path: string, started: Promise<List<T>> | null, also?: string): Promise<List<T>> => {
     const floor = recorded[resource];
+    const withoutManagedFields = resource === 'pods';
     if (started) {
       const list = await started;
       const version = list.metadata?.resourceVersion;
       // The cache has not shown what the event told of (or cannot say): ask etcd's present, not `also`.
-      if (also !== undefined && (version === undefined || isNewer(also, version) !== false)) return listNotOlderThan<T>(client, path, labelSelector, undefined);
+      if (also !== undefined && (version === undefined || isNewer(also, version) !== false)) return listNotOlderThan<T>(client, path, labelSelector, undefined, withoutManagedFields);
       if (floor !== undefined && version !== undefined && isNewer(floor, version) === false) return list;
     }
     // Here `also` is not newer than a list this API server served: a version that exists, safe to ask.
     const bound = floor ?? neoset.metadata.resourceVersion;
-    return listNotOlderThan<T>(client, path, labelSelector, bound === undefined ? also : also === undefined ? bound : newest(also, bound));
+    return listNotOlderThan<T>(client, path, labelSelector, bound === undefined ? also : also === undefined ? bound : newest(also, bound), withoutManagedFields);
   };
   // PVCs outlive their owner on Retain, so they are matched by label (given by name on AlreadyExists, apply.ts).
   const [pods, revisions, pvcs] = await Promise.all([
@@ -156,14 +157,16 @@ function fresh(raw: { metadata?: { resourceVersion?: unknown } } | null, seen: s
 const ANY = '0';
 
 /**
- * A list as the API server has it at `version` or later (see the top of this file). Without a version,
+ * A list as the API server has it at `version` or later (see the top of this file). Pods are listed
+ * `withoutManagedFields` (client.ts): nothing decided reads them, and the applier writes pods by
+ * patch, never by a PUT of what was read. Without a version,
  * or when the API server answers that it has not reached it (504 after its 3 s wait: an etcd restored
  * from a backup, whose revisions went back), a consistent read: newer still.
  */
-async function listNotOlderThan<T>(client: KubeClient, path: string, labelSelector: string, version: string | undefined): Promise<List<T>> {
-  const consistent = () => client.request<List<T>>('GET', path, { query: { labelSelector } });
+async function listNotOlderThan<T>(client: KubeClient, path: string, labelSelector: string, version: string | undefined, withoutManagedFields = false): Promise<List<T>> {
+  const consistent = () => client.request<List<T>>('GET', path, { query: { labelSelector }, withoutManagedFields });
   if (version === undefined) return consistent();
-  return client.request<List<T>>('GET', path, { query: { labelSelector, resourceVersion: version, resourceVersionMatch: 'NotOlderThan' } }).catch((err) => {
+  return client.request<List<T>>('GET', path, { query: { labelSelector, resourceVersion: version, resourceVersionMatch: 'NotOlderThan' }, withoutManagedFields }).catch((err) => {
     if (err instanceof ApiError && err.status === 504) return consistent();
     throw err;
   });
