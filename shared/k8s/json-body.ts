@@ -30,6 +30,10 @@ export const WHOLE_PARSE_MAX_BYTES = 96 * 1024;
 const ITEMS = Buffer.from('"items":[{"');
 const HEAD_MAX_BYTES = 16 * 1024;
 const QUOTE = 0x22;
+const OPEN = 0x5b;
+const CLOSE = 0x5d;
+const CLOSE_BRACE = 0x7d;
+const BACKSLASH = 0x5c;
 
 export interface ParseOptions {
   /** Bodies up to this size are parsed whole (unless withoutManagedFields). */
@@ -56,7 +60,7 @@ export function parseListByItems(body: Buffer, withoutManagedFields = false): { 
   let end = body.length;
   while (end > 0 && isSpace(body[end - 1])) end--;
   // `]}` closes the items and the list; what comes before the items is the list's head.
-  if (end < first + 2 || body[end - 1] !== 0x7d || body[end - 2] !== 0x5d) return null;
+  if (end < first + 2 || body[end - 1] !== CLOSE_BRACE || body[end - 2] !== CLOSE) return null;
   const itemsEnd = end - 2;
   try {
     const head = JSON.parse(`${body.toString('utf8', 0, open)}"items":[]}`) as { items: unknown[] };
@@ -80,16 +84,13 @@ export function parseListByItems(body: Buffer, withoutManagedFields = false): { 
 }
 
 const MANAGED_FIELDS = Buffer.from(',"managedFields":[');
-const OPEN = 0x5b;
-const CLOSE = 0x5d;
-const BACKSLASH = 0x5c;
 
 /** The item in body[start, end) parsed without its managedFields when they are metadata's last key; else whole. */
 function parseWithoutManagedFields(body: Buffer, start: number, end: number): unknown {
   const at = body.indexOf(MANAGED_FIELDS, start);
   if (at >= 0 && at < end) {
     const close = closingBracket(body, at + MANAGED_FIELDS.length - 1, end);
-    if (close > 0 && body[close + 1] === 0x7d) {
+    if (close > 0 && body[close + 1] === CLOSE_BRACE) {
       try {
         return JSON.parse(body.toString('utf8', start, at) + body.toString('utf8', close + 1, end));
       } catch {
@@ -101,7 +102,7 @@ function parseWithoutManagedFields(body: Buffer, start: number, end: number): un
 }
 
 /** Where the array opened at body[open] closes (before `end`), strings skipped; -1 if it does not. */
-export function closingBracket(body: Buffer, open: number, end: number): number {
+function closingBracket(body: Buffer, open: number, end: number): number {
   let depth = 0;
   for (let i = open; i < end; i++) {
     const byte = body[i];

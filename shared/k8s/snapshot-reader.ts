@@ -157,11 +157,11 @@ function fresh(raw: { metadata?: { resourceVersion?: unknown } } | null, seen: s
 const ANY = '0';
 
 /**
- * A list as the API server has it at `version` or later (see the top of this file). Pods are listed
- * `withoutManagedFields` (client.ts): nothing decided reads them, and the applier writes pods by
- * patch, never by a PUT of what was read. Without a version,
+ * A list as the API server has it at `version` or later (see the top of this file). Without a version,
  * or when the API server answers that it has not reached it (504 after its 3 s wait: an etcd restored
- * from a backup, whose revisions went back), a consistent read: newer still.
+ * from a backup, whose revisions went back), a consistent read: newer still. Pods are listed
+ * `withoutManagedFields` (client.ts): nothing decided reads them, and the applier writes pods by
+ * patch, never by a PUT of what was read.
  */
 async function listNotOlderThan<T>(client: KubeClient, path: string, labelSelector: string, version: string | undefined, withoutManagedFields = false): Promise<List<T>> {
   const consistent = () => client.request<List<T>>('GET', path, { query: { labelSelector }, withoutManagedFields });
