@@ -39,9 +39,11 @@ import { handledFromBirth } from '../handled.ts';
 export interface ApplyResult {
   /**
    * 'conflict': a write lost a race (or the claim did) and nothing after it was attempted;
-   * 'failed': the API server refused a write for another reason; it is reported (Event, condition).
+   * 'failed': the API server refused a write for another reason; it is reported (Event, condition);
+   * 'gone': the NeoSet's namespace is being deleted (a create refused with NamespaceTerminating):
+   * nothing to report, the NeoSet goes with it — as the built-in controllers treat it.
    */
-  outcome: 'applied' | 'conflict' | 'failed';
+  outcome: 'applied' | 'conflict' | 'failed' | 'gone';
   /** Kinds of the writes made, in order, the claim and status writes included (for the invocation's log line). */
   written: string[];
   statusWritten: boolean;
@@ -213,6 +215,8 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
       // is stale; the change that made it stale is itself an event.
       return { outcome: 'conflict', written, statusWritten, ...(neosetWriteLost ? { neosetWriteLost } : {}) };
     }
+    // Not a failure: no ReplicaFailure condition, no Warning Event (none could be created), no alert.
+    if (err.isNamespaceTerminating) return { outcome: 'gone', written, statusWritten };
     if (err.isTransient) throw Object.assign(err, { written });
     // Best effort: the refusal is in the log line even when the report cannot be written.
     await reportFailure(neoset, failing, err, { event, now, current, writeStatus }).catch(() => undefined);

@@ -46,6 +46,13 @@ export class ApiError extends Error {
   get isNotFound(): boolean {
     return this.status === 404;
   }
+  /**
+   * 403 from kube-apiserver's NamespaceLifecycle: nothing can be created in a namespace that is being
+   * deleted (the Status's cause `NamespaceTerminating`). Its objects go with it.
+   */
+  get isNamespaceTerminating(): boolean {
+    return this.status === 403 && this.causes.some((c) => c.reason === 'NamespaceTerminating');
+  }
   /** Worth redelivering the event: the API server is unavailable or overloaded. */
   get isTransient(): boolean {
     return this.status === 0 || this.status === 429 || this.status >= 500;

@@ -26,7 +26,10 @@ export interface NeoSetKey {
 
 export interface Outcome {
   neoset: string;
-  /** 'failed': the API server refused a write; reported on the NeoSet (Event, condition), not worth a redelivery. */
+  /**
+   * 'failed': the API server refused a write; reported on the NeoSet (Event, condition), not worth a redelivery.
+   * 'gone': the NeoSet is not there, or its namespace is being deleted (apply.ts): nothing to do.
+   */
   result: 'ok' | 'conflict' | 'failed' | 'gone' | 'invalid' | 'error';
   actions: string[];
   statusWritten: boolean;
@@ -142,7 +145,7 @@ async function attempt(client: KubeClient, key: NeoSetKey, decider: Decider, opt
         result: applied.outcome === 'applied' ? 'ok' : applied.outcome,
         actions: applied.written,
         statusWritten: applied.statusWritten,
-        requeueAfter: plan.requeueAfter,
+        requeueAfter: applied.outcome === 'gone' ? null : plan.requeueAfter,
         ...(applied.error ? { error: applied.error.message } : {}),
       };
     } catch (err) {
