@@ -53,7 +53,7 @@ import { allRequests, installFlowSchemas, NEOSET_FUNCTIONS, requestsOf, scrape, 
 import { cpuDelta, sampleCpu } from './lib/cpu.ts';
 import { benchCpuGroups, startKubelets } from './lib/fleet-stack.ts';
 import { KNATIVE_CPU_PARTIES, knativeUnavailable, startKnativeSide, type KnativeSide } from './lib/knative-side.ts';
-import { benchResyncMs, bridgeRolloutStack, functionMetrics, type RolloutStack } from './lib/rollout-stack.ts';
+import { benchResyncMs, bridgeRolloutStack, countedDelta, functionMetrics, selfCounted, type RolloutStack } from './lib/rollout-stack.ts';
 import { stepLatency, watchRollout, type Writer } from './lib/rollout-watch.ts';
 import { runsFromLog, SEGMENTS, stepBreakdown } from './lib/step-breakdown.ts';
 import { fixed, median, table } from './lib/stats.ts';
@@ -124,14 +124,6 @@ function watchObject(kubeConfig: KubeConfig, path: string, name: string, done: (
 }
 
 /** API requests reconcile and readiness counted themselves so far: a cross-check of the FlowSchema count. */
-async function selfCounted(s: RolloutStack): Promise<Map<string, number>> {
-  const series = new Map<string, number>();
-  for (const name of ['reconcile', 'readiness'] as const) {
-    for (const [line, value] of await functionMetrics(s.functionURLs[name], /^neoset_api_requests_total\{/)) series.set(`${name} ${line}`, value);
-  }
-  return series;
-}
-
 /** The reconcile function's time by phase and its events' coalescing wait (sums and counts). */
 const phaseTimes = (s: RolloutStack) => functionMetrics(s.functionURLs.reconcile, /^neoset_(reconcile_phase|event_wait)_seconds_(sum|count)/);
 
@@ -146,18 +138,6 @@ function phaseLines(before: Map<string, number>, after: Map<string, number>): st
     ...['read', 'decide', 'apply'].map((p) => line(`reconcile ${p}`, `neoset_reconcile_phase_seconds_sum{phase="${p}"}`, `neoset_reconcile_phase_seconds_count{phase="${p}"}`)),
     line('event wait for its run', 'neoset_event_wait_seconds_sum', 'neoset_event_wait_seconds_count'),
   ];
-}
-
-/** Per function, verb and resource: what the counters grew by (BENCH_BREAKDOWN=1 prints it). */
-function countedDelta(before: Map<string, number>, after: Map<string, number>): { sum: number; lines: string[] } {
-  let sum = 0;
-  const lines: string[] = [];
-  for (const [series, value] of after) {
-    const delta = value - (before.get(series) ?? 0);
-    sum += delta;
-    if (delta > 0) lines.push(`  ${delta}\t${series.replace('neoset_api_requests_total', '')}`);
-  }
-  return { sum, lines: lines.sort((a, b) => Number(b.split('\t')[0]) - Number(a.split('\t')[0])) };
 }
 
 /** Median patch → Ready on the new image of bare pods (no controller): `names` at once, then `one` of them one at a time. */
@@ -222,7 +202,7 @@ async function rollout(s: RolloutStack, w: Workload, n: number): Promise<Side> {
     await s.idle();
     const cpu = s.cpuGroups();
     const before = await scrape(kubeConfig);
-    const selfBefore = await selfCounted(s);
+    const selfBefore = await selfCounted(s.functionURLs);
     const phasesBefore = await phaseTimes(s);
     const cpuBefore = sampleCpu(cpu);
     pods.begin(APP_IMAGE(1));
@@ -237,7 +217,7 @@ async function rollout(s: RolloutStack, w: Workload, n: number): Promise<Side> {
     await new Promise((r) => setTimeout(r, 500));
     const cpuAfter = sampleCpu(cpu);
     const after = await scrape(kubeConfig);
-    const selfAfter = await selfCounted(s);
+    const selfAfter = await selfCounted(s.functionURLs);
     const phasesAfter = await phaseTimes(s);
     pods.stop();
     object.stop();

@@ -9,6 +9,7 @@ import { epochMs } from '../../shared/k8s/run-timing.ts';
 import { resilientWatch } from '../../shared/k8s/watch.ts';
 import { allRequests, NEOSET_FUNCTIONS, requestsOf, scrape, STATEFULSET_CONTROLLER, type Requests } from './api-metrics.ts';
 import { cpuDelta, sampleCpu } from './cpu.ts';
+import { countedDelta, selfCounted } from './rollout-stack.ts';
 import type { FleetStack } from './fleet-stack.ts';
 import { stepLatency, watchRollout, type RolloutWatch, type Writer } from './rollout-watch.ts';
 import { quantile } from './stats.ts';
@@ -162,6 +163,9 @@ export async function fleetRollout(s: FleetStack, side: Writer, config: FleetCon
     await s.stack.pump.idle();
     const load = loadavg()[0];
     const before = await scrape(s.stack.cluster.kubeConfig());
+    const functionURLs = { reconcile: s.stack.functions.reconcile.url, readiness: s.stack.functions.readiness.url };
+    const breakdown = process.env.BENCH_BREAKDOWN && side === 'neoset';
+    const selfBefore = breakdown ? await selfCounted(functionURLs) : undefined;
     const cpuBefore = sampleCpu(s.cpu);
     for (const w of watches) w.begin(APP_IMAGE(1));
     const started = epochMs();
@@ -183,6 +187,7 @@ export async function fleetRollout(s: FleetStack, side: Writer, config: FleetCon
     await sleep(500);
     const cpuAfter = sampleCpu(s.cpu);
     const after = await scrape(s.stack.cluster.kubeConfig());
+    if (selfBefore) say(`${side} fleet ${m} × ${p}: requests reconcile and readiness counted, by verb and resource:\n${countedDelta(selfBefore, await selfCounted(functionURLs), m * p).lines.join('\n')}`);
     const steps = watches.flatMap((w) => stepLatency(w.writes(), w.readies(), k).steps);
     const pods = m * p;
     return {

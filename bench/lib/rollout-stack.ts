@@ -32,6 +32,31 @@ export function bridgeRolloutStack(stack: DevStack, admin: KubeClient, cpu: CpuG
   };
 }
 
+/** The API requests reconcile and readiness counted themselves (neoset_api_requests_total), by function, verb and resource. */
+export async function selfCounted(functionURLs: { reconcile: string; readiness: string }): Promise<Map<string, number>> {
+  const series = new Map<string, number>();
+  for (const name of ['reconcile', 'readiness'] as const) {
+    for (const [line, value] of await functionMetrics(functionURLs[name], /^neoset_api_requests_total\{/)) series.set(`${name} ${line}`, value);
+  }
+  return series;
+}
+
+/**
+ * Per function, verb and resource: what the counters grew by, most first (BENCH_BREAKDOWN=1 prints
+ * it); with `pods`, each line also per pod updated.
+ */
+export function countedDelta(before: Map<string, number>, after: Map<string, number>, pods?: number): { sum: number; lines: string[] } {
+  let sum = 0;
+  const counted: [number, string][] = [];
+  for (const [series, value] of after) {
+    const delta = value - (before.get(series) ?? 0);
+    sum += delta;
+    if (delta > 0) counted.push([delta, series.replace('neoset_api_requests_total', '')]);
+  }
+  const lines = counted.sort((a, b) => b[0] - a[0]).map(([delta, series]) => `  ${delta}${pods ? ` (${(delta / pods).toFixed(2)}/pod)` : ''}\t${series}`);
+  return { sum, lines };
+}
+
 /** The samples of a function's /metrics whose series matches `series`, by series text. */
 export async function functionMetrics(url: string, series: RegExp): Promise<Map<string, number>> {
   const samples = new Map<string, number>();
