@@ -6,7 +6,7 @@
 // runs the pods, the invariant observer watches every state. A rollout and a scale-up must complete,
 // no invariant may break, no function process may exit by itself, and the faults must have been
 // answered as transient (503: the Broker redelivers).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { parseAllDocuments } from 'yaml';
@@ -43,17 +43,20 @@ describe('chaos: 10 % API faults under real function processes', () => {
   /** Rejects as soon as a function process exits by itself (every wait below races it). */
   let exitedByItself: Promise<never>;
   const started = Date.now();
+  /** The functions' kubeconfig and logs, removed once they have stopped. */
+  let dir: string | undefined;
 
   beforeAll(async () => {
     ns = await createTestNamespace('chaos');
     const kc = kubeConfig();
     kubelet = await startKubelet({ kubeConfig: kc, nodeName: `node-${ns.name}`, namespace: ns.name, readyDelayMs: 300, startDelayMs: 100 });
     proxy = await startFaultProxy({ kubeConfig: kc, seed: SEED });
-    const dir = join(tmpdir(), `neoset-${ns.name}`);
-    mkdirSync(dir, { recursive: true });
-    const kubeconfig = join(dir, 'kubeconfig');
+    const logs = join(tmpdir(), `neoset-${ns.name}`);
+    dir = logs;
+    mkdirSync(logs, { recursive: true });
+    const kubeconfig = join(logs, 'kubeconfig');
     writeFileSync(kubeconfig, proxy.kubeconfigYaml(), { mode: 0o600 });
-    const start = (name: 'reconcile' | 'readiness', i: number) => startFunction({ name, port: 0, kubeconfig, logPath: join(dir, `${name}-${i}.log`) });
+    const start = (name: 'reconcile' | 'readiness', i: number) => startFunction({ name, port: 0, kubeconfig, logPath: join(logs, `${name}-${i}.log`) });
     functions = await Promise.all([...Array.from({ length: RECONCILE_INSTANCES }, (_, i) => start('reconcile', i)), start('readiness', 0)]);
     exitedByItself = failOnExit(functions, () => stopping);
     const [readiness, ...reconcilers] = [functions.at(-1)!, ...functions.slice(0, -1)];
@@ -74,6 +77,7 @@ describe('chaos: 10 % API faults under real function processes', () => {
     await proxy?.stop();
     await ns?.cleanup({ wait: true }).catch(() => {});
     await kubelet?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   /** A wait that fails at once, naming the process, when a function exits by itself meanwhile. */

@@ -8,7 +8,7 @@
 //   - the pause's stepStartedAt is on that clock (not 60 s ahead), and the next step starts no earlier
 //     than 15 s after it.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { parseAllDocuments } from 'yaml';
@@ -46,14 +46,17 @@ describe.skipIf(!existsSync(LIBFAKETIME))('one clock: a reconcile instance whose
   let pump: Pump;
   let observer: Observer;
   let stack: Stack;
+  /** The functions' logs, removed once they have stopped. */
+  let dir: string | undefined;
 
   beforeAll(async () => {
     ns = await createTestNamespace('clock');
     const kc = kubeConfig();
     kubelet = await startKubelet({ kubeConfig: kc, nodeName: `node-${ns.name}`, namespace: ns.name, readyDelayMs: 300, startDelayMs: 100 });
-    const dir = join(tmpdir(), `neoset-${ns.name}`);
-    mkdirSync(dir, { recursive: true });
-    const start = (name: 'reconcile' | 'readiness', env?: Record<string, string>) => startFunction({ name, port: 0, kubeconfig: kubeconfigPath(), logPath: join(dir, `${name}.log`), env });
+    const logs = join(tmpdir(), `neoset-${ns.name}`);
+    dir = logs;
+    mkdirSync(logs, { recursive: true });
+    const start = (name: 'reconcile' | 'readiness', env?: Record<string, string>) => startFunction({ name, port: 0, kubeconfig: kubeconfigPath(), logPath: join(logs, `${name}.log`), env });
     functions = await Promise.all([start('reconcile', SKEWED), start('readiness')]);
     const [reconcile, readiness] = functions;
     pump = startPump({ kubeConfig: kc, namespace: ns.name, sinks: sinksFromTriggers(manifests, { 'neoset-reconcile': `${reconcile.url}/`, 'neoset-readiness': `${readiness.url}/` }), resyncMs: 1000 });
@@ -69,6 +72,7 @@ describe.skipIf(!existsSync(LIBFAKETIME))('one clock: a reconcile instance whose
     await Promise.all(functions.map((fn) => fn.process.stop()));
     await ns?.cleanup({ wait: true }).catch(() => {});
     await kubelet?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('under those variables a Node process reads a wall clock 60 s ahead and a real monotonic clock', () => {

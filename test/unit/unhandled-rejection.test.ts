@@ -2,15 +2,20 @@
 // survives a promise rejected with no handler — it logs a fatal line with the stack, counts it in
 // neoset_unhandled_rejections_total and keeps serving — while an uncaught exception still ends it (exit
 // 1, after the same fatal line). Real child processes: Node's exit is what is being prevented.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../../dev/cluster/ports.ts';
 import { waitForHealthy } from '../../dev/cluster/probe.ts';
 import { startProcess } from '../../dev/cluster/processes.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
+/** Each process's log directory, removed once the file's processes have stopped. */
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
 
 /** A function process whose app serves /healthz and the shared /metrics, then runs `after` once listening. */
 async function start(after: string) {
@@ -26,7 +31,9 @@ async function start(after: string) {
     await runFunction('probe', createLogger('probe'), () => app);
     ${after}
   `;
-  const logPath = join(mkdtempSync(join(tmpdir(), 'neoset-unhandled-')), 'probe.log');
+  const dir = mkdtempSync(join(tmpdir(), 'neoset-unhandled-'));
+  dirs.push(dir);
+  const logPath = join(dir, 'probe.log');
   const env = [`PORT=${port}`, 'HOST=127.0.0.1', 'LOG_LEVEL=info'];
   const process_ = startProcess('probe', 'env', ['-C', ROOT, ...env, process.execPath, '--input-type=module', '-e', script], logPath);
   return { process: process_, url: `http://127.0.0.1:${port}`, log: () => readFileSync(logPath, 'utf8') };
