@@ -349,6 +349,14 @@ export const Condition = z
 
 const count = (description: string) => z.int().min(0).optional().describe(description);
 
+/**
+ * What a recorded resourceVersion may hold: a comparable version (KEP-5504: decimal, no leading zero) of
+ * at most 19 digits — etcd's revisions are int64, and the API server answers 400 to a version past
+ * uint64, which 20 digits can be.
+ */
+export const RECORDED_VERSION_PATTERN = '^[1-9][0-9]{0,18}$';
+const RecordedVersion = z.string().regex(new RegExp(RECORDED_VERSION_PATTERN));
+
 export const NeoSetStatus = z
   .object({
     observedGeneration: count('The generation of the spec this status was computed from.'),
@@ -378,13 +386,17 @@ export const NeoSetStatus = z
       .describe(
         'Updates a decision claimed before acting (SPEC 2.0): each counts as unavailable until the pod moves past the claimed resourceVersion.',
       ),
+    // A hint anyone with `patch neosets/status` may write (SPEC §2.5): the CRD refuses what is not a
+    // version, and a stored record that does not parse (written before the pattern) is read as none —
+    // the NeoSet's own resourceVersion is then the floor (shared/k8s/resource-version.ts floorFrom).
     observedResourceVersions: z
       .object({
-        pods: z.string().optional().describe("The pod list's resourceVersion."),
-        controllerrevisions: z.string().optional().describe("The ControllerRevision list's resourceVersion."),
-        persistentvolumeclaims: z.string().optional().describe("The PVC list's resourceVersion (read only with volumeClaimTemplates)."),
+        pods: RecordedVersion.optional().describe("The pod list's resourceVersion."),
+        controllerrevisions: RecordedVersion.optional().describe("The ControllerRevision list's resourceVersion."),
+        persistentvolumeclaims: RecordedVersion.optional().describe("The PVC list's resourceVersion (read only with volumeClaimTemplates)."),
       })
       .optional()
+      .catch(undefined)
       .describe(
         'The resourceVersions of the lists this status was decided from. The next decision lists the children not older than these (SPEC 2.0): it sees every pod write a claim this status no longer holds covered.',
       ),

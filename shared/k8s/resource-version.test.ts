@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isComparable, isNewer, newest } from './resource-version.ts';
+import { floorFrom, isComparable, isNewer, newest } from './resource-version.ts';
 
 describe('resourceVersion comparison (KEP-5504)', () => {
   it('compares decimal integers by length, then digit by digit', () => {
@@ -24,5 +24,19 @@ describe('resourceVersion comparison (KEP-5504)', () => {
     expect(newest('5', '4')).toBe('5');
     expect(newest('5', '6')).toBe('6');
     expect(newest('5', 'x')).toBe('5');
+  });
+  it('floorFrom: a recorded version is a floor only when comparable and older than the NeoSet that holds it', () => {
+    // Genuine: the lists were read before the status write that made the NeoSet's version.
+    expect(floorFrom('120', '130')).toBe('120');
+    // No record, or one written by hand (issue 34: `kubectl patch --subresource=status`): the NeoSet's own.
+    expect(floorFrom(undefined, '130')).toBe('130');
+    expect(floorFrom('x', '130')).toBe('130');
+    expect(floorFrom('0', '130')).toBe('130');
+    expect(floorFrom('99999999999999999999', '130')).toBe('130');
+    expect(floorFrom('131', '130')).toBe('130');
+    expect(floorFrom('130', '130')).toBe('130');
+    // A NeoSet version that cannot be compared (an API server that is not etcd-backed): it, not the record.
+    expect(floorFrom('120', 'abc')).toBe('abc');
+    expect(floorFrom(undefined, undefined)).toBeUndefined();
   });
 });

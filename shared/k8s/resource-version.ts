@@ -17,3 +17,17 @@ export function isNewer(a: string, b: string): boolean | null {
 export function newest(a: string, b: string | undefined): string {
   return b !== undefined && isNewer(b, a) === true ? b : a;
 }
+
+/**
+ * The floor a list version recorded in a NeoSet's status gives the next read of that list (SPEC §2.5:
+ * status fields are hints, checked before use): the record when it is comparable and not newer than
+ * `ceiling` — the resourceVersion of the NeoSet that holds it, written after the lists it records were
+ * read, so newer than any genuine record (one etcd, one revision counter) — else the ceiling itself.
+ * Anyone who may write the status (`kubectl edit --subresource=status`) could otherwise name a version
+ * the API server refuses (400: not a number, past uint64) or never reaches (a 504 after its ~3 s wait),
+ * on every read of that NeoSet's children: a NeoSet frozen, or slowed, by its own status.
+ */
+export function floorFrom(recorded: string | undefined, ceiling: string | undefined): string | undefined {
+  if (recorded === undefined || !isComparable(recorded)) return ceiling;
+  return ceiling !== undefined && isNewer(recorded, ceiling) !== false ? ceiling : recorded;
+}

@@ -31,12 +31,12 @@
 //
 import { z } from 'zod';
 import { LABEL_NEOSET_NAME } from '../api/names.ts';
-import { NeoSet } from '../api/neoset.ts';
+import { NeoSet, RECORDED_VERSION_PATTERN } from '../api/neoset.ts';
 import type { ControllerRevision, ObjectMeta, PersistentVolumeClaim, Pod } from '../core/objects.ts';
 import type { ListedVersions, Snapshot } from '../core/snapshot.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
-import { isNewer, newest } from './resource-version.ts';
+import { floorFrom, isNewer, newest } from './resource-version.ts';
 import { handledFromBirth } from '../handled.ts';
 
 /** A NeoSet stored in the API server that does not satisfy the schema (admission was bypassed). */
@@ -112,11 +112,12 @@ async function read(client: KubeClient, namespace: string, name: string, seen: s
   const parsed = NeoSet.safeParse(raw);
   if (!parsed.success) throw new InvalidNeoSetError(namespace, name, parsed.error);
   const neoset = parsed.data;
-  // What the last status was decided from; a status written before there was such a record (or by
-  // hand): the NeoSet's own resourceVersion, which is newer still (one etcd, one revision counter).
+  // What the last status was decided from; a status written before there was such a record, or a
+  // record that cannot be genuine (written by hand: resource-version.ts floorFrom): the NeoSet's own
+  // resourceVersion, which is newer still (one etcd, one revision counter).
   const recorded = neoset.status?.observedResourceVersions ?? {};
   const atLeast = async <T>(resource: keyof ListedVersions, path: string, started: Promise<List<T>> | null, also?: string): Promise<List<T>> => {
-    const floor = recorded[resource];
+    const floor = floorFrom(recorded[resource], neoset.metadata.resourceVersion);
     const withoutManagedFields = resource === 'pods';
     if (started) {
       const list = await started;
@@ -126,8 +127,7 @@ async function read(client: KubeClient, namespace: string, name: string, seen: s
       if (floor !== undefined && version !== undefined && isNewer(floor, version) === false) return list;
     }
     // Here `also` is not newer than a list this API server served: a version that exists, safe to ask.
-    const bound = floor ?? neoset.metadata.resourceVersion;
-    return listNotOlderThan<T>(client, path, labelSelector, bound === undefined ? also : also === undefined ? bound : newest(also, bound), withoutManagedFields);
+    return listNotOlderThan<T>(client, path, labelSelector, floor === undefined ? also : also === undefined ? floor : newest(also, floor), withoutManagedFields);
   };
   // PVCs outlive their owner on Retain, so they are matched by label (given by name on AlreadyExists, apply.ts).
   const [pods, revisions, pvcs] = await Promise.all([
@@ -137,7 +137,9 @@ async function read(client: KubeClient, namespace: string, name: string, seen: s
   ]);
   const listed: ListedVersions = {};
   for (const [resource, list] of [['pods', pods], ['controllerrevisions', revisions], ['persistentvolumeclaims', pvcs]] as const) {
-    if (list.metadata?.resourceVersion) listed[resource] = list.metadata.resourceVersion;
+    // Only what the CRD lets a status hold (RECORDED_VERSION_PATTERN): a version no write could record is no floor to keep.
+    const version = list.metadata?.resourceVersion;
+    if (version !== undefined && RECORDED_VERSION.test(version)) listed[resource] = version;
   }
   return { snapshot: { neoset, pods: pods.items, revisions: revisions.items, pvcs: pvcs.items, listed }, neosetFromCache };
 }
@@ -153,13 +155,17 @@ function fresh(raw: { metadata?: { resourceVersion?: unknown } } | null, seen: s
   return typeof version === 'string' && isNewer(seen, version) === false;
 }
 
+const RECORDED_VERSION = new RegExp(RECORDED_VERSION_PATTERN);
+
 /** resourceVersion "0": whatever the watch cache has, at once. */
 const ANY = '0';
 
 /**
  * A list as the API server has it at `version` or later (see the top of this file). Without a version,
- * or when the API server answers that it has not reached it (504 after its 3 s wait: an etcd restored
- * from a backup, whose revisions went back), a consistent read: newer still. Pods are listed
+ * or when the API server refuses it — it has not reached it (504 after its 3 s wait: an etcd restored
+ * from a backup, whose revisions went back), cannot read it (400), has compacted it away (410) or
+ * fails on it (500) — a consistent read: newer still. A floor is a hint (SPEC §2.5): no answer to it
+ * may stop the read. Pods are listed
  * `withoutManagedFields` (client.ts): nothing decided reads them, and the applier writes pods by
  * patch, never by a PUT of what was read.
  */
@@ -167,10 +173,13 @@ async function listNotOlderThan<T>(client: KubeClient, path: string, labelSelect
   const consistent = () => client.request<List<T>>('GET', path, { query: { labelSelector }, withoutManagedFields });
   if (version === undefined) return consistent();
   return client.request<List<T>>('GET', path, { query: { labelSelector, resourceVersion: version, resourceVersionMatch: 'NotOlderThan' }, withoutManagedFields }).catch((err) => {
-    if (err instanceof ApiError && err.status === 504) return consistent();
+    if (err instanceof ApiError && (err.status === 504 || (version !== ANY && FLOOR_REFUSED.has(err.status)))) return consistent();
     throw err;
   });
 }
+
+/** The API server's refusals of a floor (a version, not "0") that a consistent read may still serve; 504 besides. */
+const FLOOR_REFUSED = new Set([400, 410, 500]);
 
 /** Every NeoSet in the cluster (namespace undefined) or one namespace, as [namespace, name] pairs. */
 export async function listNeoSetKeys(client: KubeClient, namespace?: string): Promise<{ namespace: string; name: string }[]> {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../shared/core/decide.ts';
 import { applyPlan } from '../../shared/k8s/apply.ts';
-import type { KubeClient, RequestOptions } from '../../shared/k8s/client.ts';
+import { ApiError, type KubeClient, type RequestOptions } from '../../shared/k8s/client.ts';
 import { reconcileOne } from '../../shared/k8s/reconcile.ts';
 import { readSnapshot, readSnapshotCached } from '../../shared/k8s/snapshot-reader.ts';
 import { NAMESPACE, World } from './world.ts';
@@ -66,12 +66,31 @@ describe('readSnapshot', () => {
     expect(snapshot.listed).toEqual({ pods: w.api.store.resourceVersion, controllerrevisions: '2' });
   });
 
-  it('with no record (a status never written by a decision), lists again not older than the NeoSet', async () => {
+  it('with no record (a status never written by a decision), the NeoSet is the floor: lists from the cache kept when not older, else listed again at it', async () => {
     const { w, sent, client } = await settled();
     w.mutateNeoSet((n) => void delete n.status!.observedResourceVersions);
-    const snapshot = (await readSnapshot(client, NAMESPACE, w.name))!;
+    await readSnapshot(client, NAMESPACE, w.name);
+    expect(lists(sent).map((s) => s.query)).toEqual([q(w, '0'), q(w, '0')]);
+    sent.length = 0;
+    const snapshot = (await readSnapshot(laggingCache(client), NAMESPACE, w.name))!;
     const version = snapshot.neoset.metadata.resourceVersion!;
     expect(lists(sent).map((s) => s.query)).toEqual([q(w, '0'), q(w, '0'), q(w, version), q(w, version)]);
+  });
+
+  // Issue 34, point 1: anyone with `patch neosets/status` writes the record; it must not freeze the NeoSet.
+  it.each([
+    ['not a version', 'x'],
+    ['past uint64 (the API server answers 400)', '99999999999999999999'],
+    ['newer than the NeoSet that holds it (the API server would wait ~3 s, then 504)', '9223372036854775807'],
+  ])('a record %s is no floor: the NeoSet is', async (_, forged) => {
+    const { w, sent, client } = await settled();
+    w.mutateNeoSet((n) => void (n.status!.observedResourceVersions = { pods: forged, controllerrevisions: forged }));
+    const snapshot = (await readSnapshot(laggingCache(client), NAMESPACE, w.name))!;
+    const version = snapshot.neoset.metadata.resourceVersion!;
+    expect(snapshot.pods).toHaveLength(3);
+    expect(lists(sent).map((s) => s.query)).toEqual([q(w, '0'), q(w, '0'), q(w, version), q(w, version)]);
+    // Recorded anew by the next status write: what the API server answered.
+    expect(snapshot.listed).toEqual({ pods: w.api.store.resourceVersion, controllerrevisions: w.api.store.resourceVersion });
   });
 
   it('the applier records the lists with every status it writes', async () => {
@@ -122,12 +141,21 @@ describe('readSnapshot', () => {
     expect(snapshot.listed?.pods).toBe(w.api.store.resourceVersion);
   });
 
-  it('falls back to a consistent list when the API server has not reached the recorded version (504 after its wait)', async () => {
+  // 504: not reached after the API server's wait (an etcd restored from a backup); 400: a version it cannot
+  // read; 410: compacted away; 500: failing on it. A floor is a hint: a consistent read serves instead.
+  it.each([504, 400, 410, 500])('falls back to a consistent list when the API server refuses the floor (%i)', async (status) => {
     const { w, sent, client } = await settled();
-    w.mutateNeoSet((n) => void (n.status!.observedResourceVersions = { pods: '99999999', controllerrevisions: '1' }));
-    const snapshot = (await readSnapshot(laggingCache(client), NAMESPACE, w.name))!;
+    const refusing: KubeClient = {
+      request: (verb, path, opts) => {
+        const version = opts?.query?.resourceVersion;
+        if (path.endsWith('/pods') && version !== undefined && version !== '0') return Promise.reject(new ApiError(verb, path, status, 'Refused', 'refused'));
+        return client.request(verb, path, opts);
+      },
+    };
+    const snapshot = (await readSnapshot(laggingCache(refusing), NAMESPACE, w.name))!;
     expect(snapshot.pods).toHaveLength(3);
-    expect(sent.filter((s) => s.path.endsWith('/pods')).map((s) => s.query)).toEqual([q(w, '0'), q(w, '99999999'), { labelSelector: selector(w) }]);
+    // The refused list never reached the API server (`sent` is what did).
+    expect(sent.filter((s) => s.path.endsWith('/pods')).map((s) => s.query)).toEqual([q(w, '0'), { labelSelector: selector(w) }]);
   });
 
   it('a pod list failing while the NeoSet GET is in flight is no unhandled rejection (issue 19: it ended the process); the read fails with it', async () => {
