@@ -11,17 +11,21 @@ import { notificationSinkFromEnv, type NotificationSink } from '../../shared/eve
 import { eventAsk, mergeAsks, RECHECK_ASK, recheckDelayMs, type Ask } from '../../shared/events/reconcile-dispatch.ts';
 import { createLogger } from '../../shared/http/logger.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
-import { createCoalescer, mapBounded } from '../../shared/k8s/coalesce.ts';
+import { createCoalescer, mapBounded, type Covered } from '../../shared/k8s/coalesce.ts';
+import { neosetKeyPages } from '../../shared/k8s/neoset-keys.ts';
 import { offsetReporter } from '../../shared/k8s/server-clock.ts';
 import { neosetsOf, reconcileOne, type NeoSetKey, type Outcome } from '../../shared/k8s/reconcile.ts';
+import { createSweeper } from '../../shared/k8s/sweep.ts';
 import { eventWait } from '../../shared/metrics/registry.ts';
 import { mountStateGauges } from '../../shared/metrics/state-gauges.ts';
 
 /**
- * NeoSets reconciled at once by one event (a resync tick names them all): enough to keep a sweep of
- * hundreds short, few enough that a tick does not flood the API server or the instance's 16 sockets.
+ * NeoSets reconciled at once by one instance's resync sweep (and by one event that names several).
+ * A NeoSet's run is three reads at once: 16 keep 48 of the client's 64 sockets busy (API_SOCKETS),
+ * leaving room for the events meanwhile. Issue 34: 1,500 NeoSets with 300 ms added to every request
+ * must be swept within the tick's minute — at 8, and 16 sockets, they took more than that.
  */
-export const SWEEP_PARALLELISM = 8;
+export const SWEEP_PARALLELISM = 16;
 
 /** What one event's answer rests on, for one NeoSet it names (SPEC §2.0; times are performance.now()). */
 export interface EventCoverage {
@@ -33,6 +37,9 @@ export interface EventCoverage {
   startedAt: number;
   finishedAt: number;
 }
+
+/** One NeoSet's run: its outcome, and its Events still in flight (awaited before an event is answered). */
+type Run = { outcome: Outcome; tail: Promise<unknown> };
 
 export interface ReconcileDeps {
   client: KubeClient;
@@ -62,7 +69,7 @@ export function createApp(deps: ReconcileDeps): Hono {
   // A run ends, and the NeoSet's next may start, once its writes have landed; its Events may still be
   // in flight (`tail`): each event covered waits for them before it is answered.
   // A tail is awaited only after the run returns: handled from birth (shared/handled.ts).
-  const coalescer = createCoalescer<Ask, { outcome: Outcome; tail: Promise<unknown> }>({
+  const coalescer = createCoalescer<Ask, Run>({
     merge: mergeAsks,
     // Tracked (trackUnfinished): a stopping instance finishes a run and its Events even when no
     // request waits for them (a re-check's run), before it exits.
@@ -78,6 +85,17 @@ export function createApp(deps: ReconcileDeps): Hono {
         })(),
       ),
   });
+  // Resync ticks share one sweep (SPEC §2.5): one queue of runs per instance, whatever the ticks.
+  const sweeper = createSweeper<Covered<Run>>({
+    pages: () => neosetKeyPages(deps.client),
+    run: async (key) => {
+      const covered = await coalescer.reconcile(key, RECHECK_ASK);
+      await covered.value.tail;
+      return covered;
+    },
+    parallelism: SWEEP_PARALLELISM,
+    onSweep: (summary) => log.info(summary, 'sweep'),
+  });
   const recheck =
     deps.recheck ??
     ((key: NeoSetKey, delayMs: number) => {
@@ -92,20 +110,25 @@ export function createApp(deps: ReconcileDeps): Hono {
     extend: (app) => mountStateGauges(app, deps.client),
     handle: async (event) => {
       const arrivedAt = performance.now();
-      // A failure to name the NeoSets (a tick's LIST) throws: 503, the Broker redelivers.
+      const answered = ({ value, startedAt, finishedAt }: Covered<Run>, waited: boolean) => {
+        if (waited) eventWait.observe(Math.max(0, startedAt - arrivedAt) / 1000);
+        deps.onCovered?.({ eventId: event.id, neoset: value.outcome.neoset, arrivedAt, startedAt, finishedAt });
+        return value.outcome;
+      };
+      // A failure to list the NeoSets throws: 503, the Broker redelivers. A tick's failed NeoSets are
+      // answered 200 by the event app: they wait for the next tick. A tick's wait is its sweep's
+      // (neoset_sweep_duration_seconds), not an event's behind one run (neoset_event_wait_seconds).
+      if (event.target.kind === 'all') return (await sweeper.tick(event.id)).map(({ value }) => answered(value, false));
       const keys = await neosetsOf(deps.client, event.target);
       // An event whose object shows nothing for reconcile to do (its next change is someone else's, and
       // comes as its own event) costs no run.
       const asked = eventAsk(event, now().getTime());
       if ('skipped' in asked) return keys.map((key) => ({ neoset: `${key.namespace}/${key.name}`, result: 'ok', actions: [], statusWritten: false, requeueAfter: null, skipped: asked.skipped }));
       const { ask } = asked;
-      // A tick's failed NeoSets are answered 200 by the event app: they wait for the next tick.
       return mapBounded(keys, SWEEP_PARALLELISM, async (key) => {
-        const { value, startedAt, finishedAt } = await coalescer.reconcile(key, ask);
-        await value.tail;
-        eventWait.observe(Math.max(0, startedAt - arrivedAt) / 1000);
-        deps.onCovered?.({ eventId: event.id, neoset: value.outcome.neoset, arrivedAt, startedAt, finishedAt });
-        return value.outcome;
+        const covered = await coalescer.reconcile(key, ask);
+        await covered.value.tail;
+        return answered(covered, true);
       });
     },
   });

@@ -16,7 +16,8 @@ import { ApiError, type KubeClient } from './client.ts';
 import { paths } from './paths.ts';
 import { serverClock, systemClock } from './server-clock.ts';
 import { measure } from './prometheus-query.ts';
-import { InvalidNeoSetError, listNeoSetKeys, readSnapshot, readSnapshotCached } from './snapshot-reader.ts';
+import { listNeoSetKeys } from './neoset-keys.ts';
+import { InvalidNeoSetError, readSnapshot, readSnapshotCached } from './snapshot-reader.ts';
 import { epochMs, timedRequests, type RunTiming } from './run-timing.ts';
 
 export interface NeoSetKey {
@@ -47,7 +48,10 @@ export interface Outcome {
 
 export type Decider = (snapshot: Snapshot, now: Date) => Plan;
 
-/** The NeoSets an event's target names (a Pod in Reference mode costs one read to find its label). */
+/**
+ * The NeoSets an event's target names (a Pod in Reference mode costs one read to find its label). The
+ * reconcile function sweeps a tick's through shared/k8s/sweep.ts, which lists them page by page.
+ */
 export async function neosetsOf(client: KubeClient, target: Target): Promise<NeoSetKey[]> {
   switch (target.kind) {
     case 'ignore':
