@@ -1,6 +1,8 @@
 // Entry point of the admission function: `node functions/admission/server.ts`.
 //   PORT (8080), HOST (all interfaces), TLS_CERT_FILE + TLS_KEY_FILE (https; plain http when unset),
 //   METRICS_PORT (GET /metrics over plain http on its own port, for Prometheus; unset: none),
+//   NEOSET_HEADERS_TIMEOUT_MS / NEOSET_REQUEST_TIMEOUT_MS (how long a review may take to arrive: 5 s / 10 s;
+//   shared/http/serve.ts),
 //   NEOSET_MAX_REPLICAS / NEOSET_MAX_CPU / NEOSET_MAX_MEMORY (README "Admission"), NEOSET_ANALYSIS_ADDRESSES
 //   (the Prometheus addresses canary analyses may name; README "Automated canary"), KUBECONFIG or the
 //   in-cluster service account (for the dry-run Pod create, and the pods and revisions the

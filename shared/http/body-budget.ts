@@ -1,9 +1,11 @@
-// Bodies are bounded before they are read (SPEC §2.3), twice: each one by bodyLimit (hono), and all
-// those one instance holds at once by a shared budget of bytes and of requests. The worst case of an
+// Bodies are bounded as they are read (SPEC §2.3), twice: each one by a largest size, and all those
+// one instance holds at once by a shared budget of bytes and of requests. The worst case of an
 // instance is then budget x (what a parsed body costs), a number that can be checked against its
-// memory limit, instead of (bodies in flight) x (largest body), which has no bound.
+// memory limit, instead of (bodies in flight) x (largest body), which has no bound. What a request
+// holds is what has arrived of it (counted-body.ts); how long it may take to arrive is serve.ts's.
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { readCountedBody } from './counted-body.ts';
 
 /**
  * A body with a Content-Length (and no Transfer-Encoding) as Node's parser will hold it: its length
@@ -18,77 +20,81 @@ function declaredLength(c: Context): number | null {
   return Number.isSafeInteger(n) && n >= 0 ? n : null;
 }
 
+/** The length of each body bodyBudget read (Infinity: it stopped past maxBodyBytes), for boundedBody. */
+const bodyLengths = new WeakMap<Context, number>();
+
 /**
- * hono's bodyLimit, refusing a body declared over `maxSize` from its Content-Length without touching
- * the body (see declaredLength); a chunked body is counted by hono's as it arrives.
+ * Refuses a body over `maxSize`: one bodyBudget found so as it read it, or one declared so by its
+ * Content-Length (unread, see declaredLength). Without bodyBudget before it, a chunked body is
+ * counted by hono's bodyLimit as the handler reads it.
  */
 export function boundedBody(opts: { maxSize: number; onError: (c: Context) => Response | Promise<Response> }): MiddlewareHandler {
   const counted = bodyLimit(opts);
   return async (c, next) => {
-    const declared = declaredLength(c);
-    if (declared === null) return counted(c, next);
-    if (declared > opts.maxSize) return opts.onError(c);
+    const length = bodyLengths.get(c) ?? declaredLength(c);
+    if (length === null) return counted(c, next);
+    if (length > opts.maxSize) return opts.onError(c);
     await next();
   };
 }
 
 export interface BodyBudgetOptions {
-  /** The bytes of bodies in flight at once. */
+  /** The bytes of bodies held at once: read so far, or read and not yet answered. */
   budgetBytes: number;
-  /** The largest body read (what bodyLimit refuses past): a body declared larger reserves nothing. */
+  /** The largest body read: reading stops past it, and boundedBody answers 413. */
   maxBodyBytes: number;
-  /** Requests in flight at once, whatever their size; unset: no bound but the bytes. */
+  /** Requests whose body has arrived and is not answered yet; unset: no bound but the bytes. */
   maxRequests?: number;
   /** The answer when there is no room. */
   onBusy: (c: Context, inFlight: { bytes: number; requests: number }) => Response | Promise<Response>;
 }
 
-/** A chunked body that ran past the budget while it was read: answered with onBusy. */
-class OverBudgetError extends Error {}
-
 /**
- * Charges a body's bytes to the budget before they are read: its Content-Length at once, or, for a
- * body of unknown length (chunked), each chunk as it arrives — a chunked body that would pass the
- * budget stops being read. Released when the answer is made. Goes before boundedBody, which then refuses
- * a body declared over the limit without reading it (with a Content-Length, Node's parser holds the
- * body to that length; chunked, bodyLimit counts the bytes as they arrive and stops past the limit).
+ * Reads each body under a budget shared by the bodies one instance holds, charging its bytes as they
+ * arrive (counted-body.ts) — never its declared Content-Length, which a client that sends one byte
+ * of it would hold at no cost (issue 34; SPEC §2.5 "slow or incomplete requests hold no budget").
+ * A body that would pass the budget stops being read and is answered onBusy with Connection: close;
+ * one that does not arrive in time is dropped by the server's requestTimeout (serve.ts), and its
+ * bytes released. A request counts against maxRequests only once its body has arrived: a slow
+ * sender holds no request slot either. Bytes and slot are released when the answer is made.
+ * Goes before boundedBody, which answers a body found past maxBodyBytes (declared or read) with 413.
  */
 export function bodyBudget(opts: BodyBudgetOptions): MiddlewareHandler {
   let bytes = 0;
   let requests = 0;
+  const full = () => opts.maxRequests !== undefined && requests >= opts.maxRequests;
   return async (c, next) => {
-    if (opts.maxRequests !== undefined && requests >= opts.maxRequests) return opts.onBusy(c, { bytes, requests });
+    // At the bound already: refused before a byte is read.
+    if (full()) return opts.onBusy(c, { bytes, requests });
+    const declared = declaredLength(c);
+    // Declared over the limit: boundedBody refuses it unread.
+    if (declared !== null && declared > opts.maxBodyBytes) return next();
     let held = 0;
-    const take = (n: number) => {
+    const charge = (n: number) => {
       if (bytes + n > opts.budgetBytes) return false;
       bytes += n;
       held += n;
       return true;
     };
-    const declared = declaredLength(c);
-    // Chunked: only then is the body touched as a stream (declaredLength).
-    const stream = declared === null ? c.req.raw.body : null;
-    if (declared !== null) {
-      // A body declared over the limit is refused by bodyLimit without being read: nothing to reserve.
-      if (declared <= opts.maxBodyBytes && !take(declared)) return opts.onBusy(c, { bytes, requests });
-    } else if (stream !== null) {
-      const raw = c.req.raw;
-      const counted = stream.pipeThrough(
-        new TransformStream<Uint8Array, Uint8Array>({
-          // Past maxBodyBytes the bytes are bodyLimit's to refuse (413): a body is charged that much at most.
-          transform: (chunk, out) => (take(Math.min(chunk.byteLength, Math.max(0, opts.maxBodyBytes - held))) ? out.enqueue(chunk) : out.error(new OverBudgetError())),
-        }),
-      );
-      c.req.raw = new Request(raw, { body: counted, duplex: 'half' } as RequestInit);
-    }
-    requests += 1;
     try {
-      await next();
-      // The handler's read failed on the budget: hono has answered through onError; answer busy instead.
-      if (c.error instanceof OverBudgetError) c.res = await opts.onBusy(c, { bytes, requests });
+      const read = await readCountedBody(c, opts.maxBodyBytes, charge);
+      if ('refused' in read) {
+        // The rest of the body is left unread on the connection: a client must not send on it again.
+        c.header('Connection', 'close');
+        if (read.refused === 'over-budget') return await opts.onBusy(c, { bytes, requests });
+        bodyLengths.set(c, Infinity);
+        return await next();
+      }
+      bodyLengths.set(c, read.length);
+      if (full()) return await opts.onBusy(c, { bytes, requests });
+      requests += 1;
+      try {
+        await next();
+      } finally {
+        requests -= 1;
+      }
     } finally {
       bytes -= held;
-      requests -= 1;
     }
   };
 }

@@ -2,8 +2,9 @@
 // CloudEvent, GET /healthz and GET /metrics serve the platform. Answers follow SPEC §2.1: an empty
 // 2xx (a Knative Broker treats any non-CloudEvent body as a failed delivery), 400 + JSON for a
 // malformed event (not retried), 503 only when redelivery can help, 500 for a bug.
-// Every body is bounded before it is read (SPEC §2.3): 413 past MAX_EVENT_BYTES, and the bytes of
-// bodies in flight share BODY_BUDGET_BYTES (503, retried, past it).
+// Every body is bounded as it is read (SPEC §2.3): 413 past MAX_EVENT_BYTES, and the bytes of
+// bodies in flight — what has arrived of them, not what they declare — share BODY_BUDGET_BYTES (503,
+// retried, past it); a request that has not arrived within its deadline is dropped (serve.ts).
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { bodyBudget, boundedBody } from './body-budget.ts';
@@ -46,7 +47,7 @@ export const BODY_BUDGET_BYTES = 16 * 1024 * 1024;
 export function createEventApp(opts: EventAppOptions): Hono {
   const log = opts.logger ?? createLogger(opts.name);
   const app = new Hono();
-  // Over the budget: 503 with Retry-After, unread — a redelivery finds room.
+  // Over the budget: 503 with Retry-After, no more of it read — a redelivery finds room.
   const budget = bodyBudget({
     budgetBytes: BODY_BUDGET_BYTES,
     maxBodyBytes: MAX_EVENT_BYTES,
@@ -56,8 +57,8 @@ export function createEventApp(opts: EventAppOptions): Hono {
       return c.json({ error: `over ${BODY_BUDGET_BYTES} bytes of event bodies in flight: retry` }, 503);
     },
   });
-  // With a Content-Length it refuses at once, unread (Node's parser holds the body to that length);
-  // chunked, it counts the bytes as they arrive and stops reading past the limit.
+  // Declared over the limit by its Content-Length: refused unread (Node's parser holds the body to
+  // that length); chunked: the budget stops reading it past the limit.
   const limit = boundedBody({
     maxSize: MAX_EVENT_BYTES,
     onError: (c) => {

@@ -1,4 +1,5 @@
-// A function process's entry: read PORT / HOST / TLS_CERT_FILE / TLS_KEY_FILE / METRICS_PORT, start the
+// A function process's entry: read PORT / HOST / TLS_CERT_FILE / TLS_KEY_FILE / METRICS_PORT /
+// NEOSET_HEADERS_TIMEOUT_MS / NEOSET_REQUEST_TIMEOUT_MS, start the
 // hono app (shared/http/serve.ts) and, with METRICS_PORT, its /metrics alone over plain http, load the
 // API client soon after (deferredKubeClient in shared/k8s/client.ts), and stop gracefully on SIGTERM
 // (what Knative and Kubernetes send) or SIGINT.
@@ -6,7 +7,7 @@
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { ConfigError } from '../config-error.ts';
-import { CLOSE_GRACE_MS, startServer, type TlsFiles } from './serve.ts';
+import { CLOSE_GRACE_MS, DEFAULT_TIMEOUTS, startServer, type RequestTimeouts, type TlsFiles } from './serve.ts';
 import { allFinished } from './unfinished.ts';
 import { reportUnhandledRejections } from './unhandled.ts';
 
@@ -39,6 +40,30 @@ export function portFromEnv(env: NodeJS.ProcessEnv, name = 'PORT'): number {
 export function metricsPortFromEnv(env: NodeJS.ProcessEnv): number | null {
   if (!env.METRICS_PORT?.trim()) return null;
   return portFromEnv(env, 'METRICS_PORT');
+}
+
+/** Bounds of NEOSET_*_TIMEOUT_MS: 0 would be Node's "never", and past Node's own 300 s nothing is gained. */
+const MIN_TIMEOUT_MS = 1000;
+const MAX_TIMEOUT_MS = 300_000;
+
+function msFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  const ms = Number(raw);
+  if (!/^\d+$/.test(raw) || ms < MIN_TIMEOUT_MS || ms > MAX_TIMEOUT_MS) throw new ConfigError(`${name}=${JSON.stringify(raw)}: expected milliseconds from ${MIN_TIMEOUT_MS} to ${MAX_TIMEOUT_MS}`);
+  return ms;
+}
+
+/**
+ * NEOSET_HEADERS_TIMEOUT_MS (default 5000): a request's headers must arrive within it;
+ * NEOSET_REQUEST_TIMEOUT_MS (default 10000): the whole request, body included, from its first byte.
+ * Past either the connection is answered 408 and closed (serve.ts RequestTimeouts).
+ */
+export function timeoutsFromEnv(env: NodeJS.ProcessEnv): RequestTimeouts {
+  const headersMs = msFromEnv(env, 'NEOSET_HEADERS_TIMEOUT_MS', DEFAULT_TIMEOUTS.headersMs);
+  const requestMs = msFromEnv(env, 'NEOSET_REQUEST_TIMEOUT_MS', Math.max(DEFAULT_TIMEOUTS.requestMs, headersMs));
+  if (headersMs > requestMs) throw new ConfigError(`NEOSET_HEADERS_TIMEOUT_MS=${headersMs} is over NEOSET_REQUEST_TIMEOUT_MS=${requestMs}: the headers are part of the request`);
+  return { headersMs, requestMs };
 }
 
 /**
@@ -87,8 +112,9 @@ export async function runFunction(name: string, logger: Logger, makeApp: () => H
     const app = makeApp();
     const hostname = process.env.HOST || undefined;
     const metricsPort = metricsPortFromEnv(process.env);
-    const running = [await startServer({ app, port: portFromEnv(process.env), hostname, tls: tlsFromEnv(process.env), logger })];
-    if (metricsPort !== null) running.push(await startServer({ app: metricsOnly(app), port: metricsPort, hostname, logger }));
+    const timeouts = timeoutsFromEnv(process.env);
+    const running = [await startServer({ app, port: portFromEnv(process.env), hostname, tls: tlsFromEnv(process.env), logger, timeouts })];
+    if (metricsPort !== null) running.push(await startServer({ app: metricsOnly(app), port: metricsPort, hostname, logger, timeouts }));
     const stop = (signal: string) => {
       logger.info({ signal }, 'stopping');
       // allSettled: a listener that fails to close must not keep the process from stopping. Then what

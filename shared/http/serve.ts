@@ -10,7 +10,7 @@ import { watchFile, unwatchFile } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import tls from 'node:tls';
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
@@ -24,6 +24,28 @@ import { describeClientCert, type ClientCertEnv } from './client-cert.ts';
  * Broker. The server must outlast the client: 95 s.
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 95_000;
+
+/**
+ * How long a request may take to arrive: its headers, and the whole request (headers and body) from
+ * its first byte. Node's own are 60 s and 300 s, during which a client that sends a byte now and then
+ * holds a socket, and held the body budget too while it was charged on the declared length (issue
+ * 34). Legitimate callers send at once: the Broker's dispatcher and the API server, a few MiB at
+ * most, in the cluster's network. Past either, Node answers 408 and closes the connection; what its
+ * body had charged is released (body-budget.ts). Once the request has arrived, its handler takes
+ * as long as it takes. NEOSET_HEADERS_TIMEOUT_MS / NEOSET_REQUEST_TIMEOUT_MS (main.ts).
+ */
+export interface RequestTimeouts {
+  headersMs: number;
+  requestMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: RequestTimeouts = { headersMs: 5_000, requestMs: 10_000 };
+
+/**
+ * How often Node looks for requests past those deadlines (its default, 30 s, would let a 10 s
+ * deadline run to 40 s): a walk over the connections still receiving a request, once a second.
+ */
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1000;
 
 /** How long close() lets the requests in flight finish before it ends their connections. */
 export const CLOSE_GRACE_MS = 10_000;
@@ -43,6 +65,8 @@ export interface ServeOptions {
   logger: Logger;
   /** How often the certificate files are checked for changes (stat polling). Default 1000 ms. */
   pollMs?: number;
+  /** Default DEFAULT_TIMEOUTS. */
+  timeouts?: RequestTimeouts;
 }
 
 export interface RunningServer {
@@ -80,23 +104,41 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const withClientCert = files?.clientCaFile !== undefined;
   const fetch = (request: Request, env: HttpBindings | Http2Bindings) =>
     withClientCert ? app.fetch(request, { ...env, ...describeClientCert(env.incoming.socket as tls.TLSSocket) } satisfies ClientCertEnv) : app.fetch(request, env);
+  const { headersMs, requestMs } = opts.timeouts ?? DEFAULT_TIMEOUTS;
+  // Given to the constructor, which checks them (headersTimeout <= requestTimeout).
+  const deadlines = { headersTimeout: headersMs, requestTimeout: requestMs, connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS };
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = initial
-      ? serve({ fetch, port: opts.port, hostname: opts.hostname, createServer: https.createServer, serverOptions: { ...initial, ...clientCertOptions(files) } }, () => resolve(s))
-      : serve({ fetch, port: opts.port, hostname: opts.hostname }, () => resolve(s));
+      ? serve(
+          {
+            fetch,
+            port: opts.port,
+            hostname: opts.hostname,
+            createServer: https.createServer,
+            // A TLS handshake that does not finish holds a socket as slow headers would (Node: 120 s).
+            serverOptions: { ...initial, ...clientCertOptions(files), ...deadlines, handshakeTimeout: headersMs },
+          },
+          () => resolve(s),
+        )
+      : serve({ fetch, port: opts.port, hostname: opts.hostname, serverOptions: deadlines }, () => resolve(s));
     s.once('error', reject);
   });
   const http1 = server as https.Server;
+  // headersTimeout counts from a request's first byte, not from the connection's idle start: a
+  // keep-alive connection idle for longer than it is not cut (serve.test).
   http1.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  // A request's headers must arrive within this; kept above keepAliveTimeout, as Node's docs advise.
-  http1.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
   // Closing: a keep-alive connection whose request is in flight would, once answered, sit idle until
   // keepAliveTimeout (95 s) — server.close() closes only the connections idle at that moment — and hold
   // the stop until graceMs (or the platform's SIGKILL). So the answers still to be written say
   // `Connection: close`, and each such connection ends with its answer.
   const answering = new Set<http.ServerResponse>();
   let closing = false;
-  http1.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+  // A connection that sends nothing is no request yet, which neither deadline covers (Node keeps it
+  // open for good): it has headersMs of silence before its first request; between requests Node's
+  // keepAliveTimeout applies.
+  http1.on(files ? 'secureConnection' : 'connection', (socket: Socket) => socket.setTimeout(headersMs));
+  http1.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    req.socket.setTimeout(0);
     // An answer already written (a synchronous handler) has said what it said.
     if (closing) return void (res.headersSent || res.setHeader('connection', 'close'));
     answering.add(res);

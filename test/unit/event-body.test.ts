@@ -1,7 +1,8 @@
 // Every event body is bounded before it is read (SPEC §2.3, issue 19 point 6): 413 past
 // MAX_EVENT_BYTES — declared by Content-Length (refused unread) or streamed (reading stops at the
-// limit) — and the bodies in flight share BODY_BUDGET_BYTES (503, retried). Through the hono app, and
-// once through a real listener for chunked transfer.
+// limit) — and the bodies in flight share BODY_BUDGET_BYTES (503, retried), charged as their bytes
+// arrive. Through the hono app, and once through a real listener for chunked transfer (slow senders
+// on real sockets: slow-clients.test.ts).
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BODY_BUDGET_BYTES, MAX_EVENT_BYTES, createEventApp } from '../../shared/http/event-app.ts';
@@ -108,6 +109,24 @@ describe('event body limit', () => {
     release();
     expect((await Promise.all([...held, small])).map((r) => r.status)).toEqual(Array(fits + 1).fill(200));
     expect((await app.request('/', { method: 'POST', headers: CE_HEADERS, body })).status).toBe(200);
+  });
+});
+
+describe('event body budget: charged as the bytes arrive', () => {
+  it('holds a byte, not 4 MiB, for a body declared 4 MiB of which one byte came: six of them leave room for an event', async () => {
+    const { app, handled } = recordingApp();
+    const senders: ReadableStreamDefaultController<Uint8Array>[] = [];
+    const slow = Array.from({ length: 6 }, () => {
+      const body = new ReadableStream<Uint8Array>({ start: (c) => void (senders.push(c), c.enqueue(new Uint8Array([0x7b]))) });
+      return app.request('/', { method: 'POST', headers: { ...CE_HEADERS, 'content-length': String(MAX_EVENT_BYTES) }, body, duplex: 'half' } as RequestInit);
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    const res = await app.request('/', { method: 'POST', headers: CE_HEADERS, body: JSON.stringify(bigPod(2000)) });
+    expect(res.status).toBe(200);
+    // The senders go away: their requests fail (400, to no one), and nothing of them was handled.
+    for (const sender of senders) sender.error(new Error('connection reset'));
+    expect((await Promise.all(slow)).map((r) => r.status)).toEqual(Array(6).fill(400));
+    expect(handled).toHaveLength(1);
   });
 });
 

@@ -3,8 +3,8 @@
 import http from 'node:http';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
-import { metricsOnly, metricsPortFromEnv } from '../../shared/http/main.ts';
-import { KEEP_ALIVE_TIMEOUT_MS, startServer, type RunningServer } from '../../shared/http/serve.ts';
+import { metricsOnly, metricsPortFromEnv, timeoutsFromEnv } from '../../shared/http/main.ts';
+import { DEFAULT_TIMEOUTS, KEEP_ALIVE_TIMEOUT_MS, startServer, type RunningServer } from '../../shared/http/serve.ts';
 import { silent } from './admission-review.ts';
 
 const app = new Hono();
@@ -35,9 +35,10 @@ describe('startServer', () => {
     const server = running.server as http.Server;
     expect(KEEP_ALIVE_TIMEOUT_MS).toBeGreaterThan(90_000);
     expect(server.keepAliveTimeout).toBe(KEEP_ALIVE_TIMEOUT_MS);
-    expect(server.headersTimeout).toBeGreaterThan(server.keepAliveTimeout);
+    expect([server.headersTimeout, server.requestTimeout]).toEqual([DEFAULT_TIMEOUTS.headersMs, DEFAULT_TIMEOUTS.requestMs]);
     // The same socket answers again after 6 s idle: with Node's default (5 s) the server would have
-    // closed it, and a client sending at that moment gets a reset.
+    // closed it, and a client sending at that moment gets a reset. headersTimeout (5 s) counts from
+    // a request's first byte, not from the idle connection's: it does not cut it either.
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const first = await get(agent, running.port, '/healthz');
@@ -79,6 +80,18 @@ describe('close', () => {
       agent.destroy();
     }
   }, 10_000);
+});
+
+describe('NEOSET_HEADERS_TIMEOUT_MS / NEOSET_REQUEST_TIMEOUT_MS', () => {
+  it('are read from the environment, within bounds, the headers no longer than the request', () => {
+    expect(timeoutsFromEnv({})).toEqual(DEFAULT_TIMEOUTS);
+    expect(timeoutsFromEnv({ NEOSET_HEADERS_TIMEOUT_MS: '2000', NEOSET_REQUEST_TIMEOUT_MS: '3000' })).toEqual({ headersMs: 2000, requestMs: 3000 });
+    // A longer headers' deadline alone takes the request's along.
+    expect(timeoutsFromEnv({ NEOSET_HEADERS_TIMEOUT_MS: '20000' })).toEqual({ headersMs: 20000, requestMs: 20000 });
+    expect(() => timeoutsFromEnv({ NEOSET_REQUEST_TIMEOUT_MS: '0' })).toThrow('NEOSET_REQUEST_TIMEOUT_MS="0": expected milliseconds from 1000 to 300000');
+    expect(() => timeoutsFromEnv({ NEOSET_HEADERS_TIMEOUT_MS: '5s' })).toThrow('NEOSET_HEADERS_TIMEOUT_MS="5s"');
+    expect(() => timeoutsFromEnv({ NEOSET_HEADERS_TIMEOUT_MS: '8000', NEOSET_REQUEST_TIMEOUT_MS: '4000' })).toThrow('NEOSET_HEADERS_TIMEOUT_MS=8000 is over NEOSET_REQUEST_TIMEOUT_MS=4000');
+  });
 });
 
 describe('METRICS_PORT', () => {
