@@ -7,6 +7,7 @@
 // violations (both derived from the template alone), the names of unknown fields.
 import { ApiError, type StatusCause } from '../k8s/client.ts';
 import { joinPath } from '../core/field-path.ts';
+import { privilegedPodsReason } from './privileged-pods.ts';
 
 export type DryRunResult =
   | { ok: true; warnings?: string[] }
@@ -60,6 +61,8 @@ function forbiddenReason(message: string): string {
   if (/service ?account/i.test(message)) return `spec.template.spec.serviceAccountName: the ServiceAccount cannot be used in this namespace (${SEE_FOR_YOURSELF})`;
   const webhook = /admission webhook "([^"]{1,253})" denied/.exec(message);
   if (webhook) return `spec.template: refused by the admission webhook "${webhook[1]}" (${SEE_FOR_YOURSELF})`;
+  const privileged = privilegedPodsReason(message);
+  if (privileged) return privileged;
   const policy = /ValidatingAdmissionPolicy '([^']{1,253})'/.exec(message);
   if (policy) return `spec.template: refused by the ValidatingAdmissionPolicy "${policy[1]}" (${SEE_FOR_YOURSELF})`;
   if (/(maximum|minimum) [a-z-]+ usage per (Container|Pod)|LimitRange/i.test(message)) return `spec.template.spec.containers: outside the namespace's LimitRange (${SEE_FOR_YOURSELF})`;

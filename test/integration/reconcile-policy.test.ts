@@ -6,77 +6,28 @@
 // orphans — by the functions with their ServiceAccounts' tokens, the policy installed: the API
 // server's audit log shows no write of theirs refused.
 import { readFile } from 'node:fs/promises';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identityManifests, kubectlApply, kustomize, SYSTEM_NAMESPACE, type Manifest } from '../../dev/manifests.ts';
 import { poll } from '../../dev/cluster/wait.ts';
 import { ANNOTATION_RESIZE_ERROR, startVolumes } from '../../dev/kubelet/volumes.ts';
-import { API_VERSION, KIND, LABEL_NEOSET_NAME } from '../../shared/api/names.ts';
+import { LABEL_NEOSET_NAME } from '../../shared/api/names.ts';
 import { volumeClaimName } from '../../shared/core/pods/identity.ts';
-import { createKubeClient, type KubeClient } from '../../shared/k8s/client.ts';
-import { paths } from '../../shared/k8s/paths.ts';
-import { auditLogPath, createTestNamespace, kubeConfig, kubeconfigPath, kubectl, type TestNamespace } from '../cluster/harness.ts';
+import type { KubeClient } from '../../shared/k8s/client.ts';
+import { auditLogPath, createTestNamespace, kubeConfig, kubectl, type TestNamespace } from '../cluster/harness.ts';
 import { applyNeoSet, patchNeoSet, settledOn, untilEvents, untilStatus } from '../e2e/helpers.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
+import { as, DENIED, installPolicies, neosetOwner, openGate, pod, POLICY, READINESS, RECONCILE, removePolicies, serviceAccountClient } from './policy-accounts.ts';
 
-const POLICY = 'neoset-functions-own-objects-only';
-const DENIED = `ValidatingAdmissionPolicy '${POLICY}' with binding '${POLICY}' denied request: `;
-const account = (name: string) => `system:serviceaccount:${SYSTEM_NAMESPACE}:${name}`;
-const RECONCILE = account('neoset-reconcile');
-const READINESS = account('neoset-readiness');
-
-let manifests: Manifest[] = [];
 /** The functions' clients, with their ServiceAccounts' tokens. */
 let clients: { reconcile: KubeClient; readiness: KubeClient };
 
-/** A client of `serviceAccount`, authenticated by a token from `kubectl create token` (what the pod would mount). */
-async function serviceAccountClient(serviceAccount: string): Promise<KubeClient> {
-  const r = await kubectl(['create', 'token', serviceAccount, '-n', SYSTEM_NAMESPACE, '--duration=1h']);
-  if (r.code !== 0) throw new Error(`kubectl create token ${serviceAccount}: ${r.stderr}`);
-  const cluster = kubeConfig().getCurrentCluster()!;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: serviceAccount, token: r.stdout.trim() }],
-    contexts: [{ name: serviceAccount, cluster: cluster.name, user: serviceAccount }],
-    currentContext: serviceAccount,
-  });
-  return createKubeClient(kc);
-}
-
-const pod = (name: string, metadata: Record<string, unknown> = {}) =>
-  JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, ...metadata }, spec: { containers: [{ name: 'main', image: 'mysql:8.0' }] } });
-
-const neosetOwner = (name: string, uid: string, controller = true) => ({ apiVersion: API_VERSION, kind: KIND, name, uid, controller, blockOwnerDeletion: true });
-
-/** The InPlaceUpdateReady gate opened, as the functions open it (shared/k8s/apply.ts setInPlaceReady). */
-const openGate = (client: KubeClient, namespace: string, name: string) =>
-  client.request('PATCH', paths.podStatus(namespace, name), { patch: 'strategic', body: { status: { conditions: [{ type: 'InPlaceUpdateReady', status: 'True' }] } } });
-
-/** kubectl as `user` in `namespace`: the request as that account makes it. */
-const as = (user: string, namespace: string, args: string[], input?: string) => kubectl(['-n', namespace, `--as=${user}`, ...args], { input });
-
 beforeAll(async () => {
-  manifests = kustomize();
-  // The namespace, the ServiceAccounts, their roles, and both policies (admission's and this one).
-  await kubectlApply(kubeconfigPath(), identityManifests(manifests), 'applying the identities of knative/');
+  // A plain pod create as reconcile is refused once the policy is in force.
+  await installPolicies([{ what: 'the policy to refuse a plain pod', policy: POLICY, refused: (ns) => as(RECONCILE, ns, ['create', '-f', '-'], pod(`probe-${Date.now()}`)) }]);
   const [reconcile, readiness] = await Promise.all([serviceAccountClient('neoset-reconcile'), serviceAccountClient('neoset-readiness')]);
   clients = { reconcile, readiness };
-  // The API server compiles a policy asynchronously: probe until a plain pod create as reconcile is
-  // refused. On a timeout, go on: the tests say what is let through.
-  const ns = await createTestNamespace('policy-probe');
-  await poll('the policy to refuse a plain pod', async () => {
-    const r = await as(RECONCILE, ns.name, ['create', '-f', '-'], pod(`probe-${Date.now()}`));
-    return r.code !== 0 && r.stderr.includes(DENIED) ? true : undefined;
-  }, { timeoutMs: 30_000, intervalMs: 250 }).catch((err) => console.log(`${(err as Error).message}: testing anyway`));
-  await ns.cleanup();
 });
 
-afterAll(async () => {
-  for (const kind of ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy']) {
-    await kubectl(['delete', kind.toLowerCase(), POLICY, '--ignore-not-found', '--wait=false']);
-  }
-});
+afterAll(removePolicies);
 
 describe('what the policy refuses the function accounts', () => {
   let ns: TestNamespace;
@@ -168,7 +119,7 @@ describe('what the policy refuses the function accounts', () => {
     expect(unlabelled.stderr).toContain(`${DENIED}NeoSet's functions may only write PersistentVolumeClaims that carry the neoset.neo.io/name label`);
     expect((await as(RECONCILE, ns.name, ['create', '-f', '-'], claim('data-owner-0', { [LABEL_NEOSET_NAME]: owner.name }))).code).toBe(0);
     const controller = await as(RECONCILE, ns.name, ['patch', 'pvc', 'data-owner-0', '--type=merge', '-p', JSON.stringify({ metadata: { ownerReferences: [neosetOwner(owner.name, owner.uid)] } })]);
-    expect(controller.stderr).toContain(`${DENIED}NeoSet's functions only make a NeoSet or a pod the owner of a PersistentVolumeClaim, never its controller`);
+    expect(controller.stderr).toContain(`${DENIED}NeoSet's functions only make the NeoSet a claim is labelled with, or the pod of its ordinal, the owner of a PersistentVolumeClaim, never its controller`);
     expect((await as(RECONCILE, ns.name, ['patch', 'pvc', 'data-owner-0', '--type=merge', '-p', JSON.stringify({ metadata: { ownerReferences: [neosetOwner(owner.name, owner.uid, false)] } })])).code).toBe(0);
     // A claim someone else made with a template's name: reconcile may only label it (apply.ts createOrAdopt).
     expect((await kubectl(['-n', ns.name, 'create', '-f', '-'], { input: claim('data-owner-1') })).code).toBe(0);
