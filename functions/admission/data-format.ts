@@ -3,7 +3,8 @@
 // format each template declares), each kept only if the NeoSet controls it or would adopt it.
 import type { Logger } from 'pino';
 import type { NeoSet } from '../../shared/api/neoset.ts';
-import { FORMAT_PATH, judgeDataFormat } from '../../shared/admission/data-format.ts';
+import { ACK_PATH, FORMAT_PATH, judgeDataFormat, type DataFormatVerdict } from '../../shared/admission/data-format.ts';
+import { issue } from '../../shared/admission/issue.ts';
 import { transientReason } from '../../shared/admission/dry-run-refusal.ts';
 import type { NeoSetReview, Verdict } from '../../shared/admission/judge.ts';
 import { sameJson } from '../../shared/core/json.ts';
@@ -30,7 +31,9 @@ export function apiReadFormatsRan(client: KubeClient): ReadFormatsRan {
       listPodsOnRevisions(client, neoset, namespace, signal),
       (async () => {
         const formats: RevisionFormat[] = [];
-        for await (const page of listPages<ControllerRevision>(client, paths.revisions(namespace), neosetSelector(neoset), signal)) {
+        // A revision's template as the rule reads it: its data-format annotation, a short value; env values
+        // and other long strings (up to a MiB each in a tenant's template) are cut before they are parsed.
+        for await (const page of listPages<ControllerRevision>(client, paths.revisions(namespace), neosetSelector(neoset), signal, { longStrings: { over: 1024, standIn: () => '""' } })) {
           for (const r of page) if (controlOf(neoset, r) !== 'other') formats.push(revisionFormat(r));
         }
         return formats;
@@ -51,7 +54,7 @@ const setsTemplate = (review: NeoSetReview) => review.old === null || !sameJson(
  * the user sees the same kind of refusal when admission itself is down; a template that declares no
  * format could not be refused anyway, so it gets a warning and passes.
  */
-export async function addDataFormatVerdict(verdict: Verdict, review: NeoSetReview, read: ReadFormatsRan, log: Logger): Promise<string | null> {
+export async function addDataFormatVerdict(verdict: Verdict, review: NeoSetReview, read: ReadFormatsRan, log: Logger, namespaceTold = true): Promise<string | null> {
   if (verdict.issues.length > 0 || !setsTemplate(review)) return null;
   // The stored object's status on UPDATE: what reconcile last wrote (the API server keeps it on a spec write anyway).
   const neoset = review.old ? { ...review.neoset, status: review.old.status } : review.neoset;
@@ -68,8 +71,23 @@ export async function addDataFormatVerdict(verdict: Verdict, review: NeoSetRevie
     }
     return `${FORMAT_PATH}: cannot check which data formats the pods ran now (${why}); retry`;
   }
-  const judged = judgeDataFormat(neoset, ran);
+  const judged = namespaceTold ? judgeDataFormat(neoset, ran) : ruleOnly(judgeDataFormat(neoset, ran), review.neoset);
   verdict.issues.push(...judged.issues);
   verdict.warnings.push(...judged.warnings);
   return null;
+}
+
+/**
+ * The verdict as told to a caller admission cannot authenticate (functions/admission/app.ts `Told`):
+ * the field and the rule, not the pods, revisions and formats read from the namespace it named —
+ * which, without a client CA, may be any tenant's (SPEC §2.5).
+ */
+function ruleOnly(judged: DataFormatVerdict, neoset: NeoSet): DataFormatVerdict {
+  const declared = dataFormatOf(neoset.spec.template) !== null;
+  return {
+    issues: judged.issues.map((i) =>
+      issue(i.path, `lower than a data format this NeoSet's pods ran (an in-place rollback keeps their volumes): set ${ACK_PATH} to the downgrade "FROM->TO" to proceed (kubectl neoset rollout undo --accept-data-format-downgrade)`),
+    ),
+    warnings: judged.warnings.map(() => (declared ? `data format downgrade accepted (${ACK_PATH}); the pods' volumes are kept` : `${FORMAT_PATH} is not set: whether this change lowers the data format the pods ran is unknown`)),
+  };
 }

@@ -7,7 +7,9 @@ import http from 'node:http';
 // Only the type: client-node is loaded by kubeconfig.ts, where a KubeConfig is made (see deferred()).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { apiRequests } from '../metrics/registry.ts';
-import { parseJsonBody } from './json-body.ts';
+import { answerParser, AnswerTooLarge, type AnswerParser } from './answer-stream.ts';
+import { ReadRefused, type ByteBudget } from './read-budget.ts';
+import type { LongStrings } from './long-strings.ts';
 
 export type PatchType = 'merge' | 'strategic' | 'json';
 const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
@@ -86,6 +88,18 @@ export interface RequestOptions {
   warning?: (text: string) => void;
   /** The answer's media type (default application/json), e.g. a list as PartialObjectMetadataList (neoset-keys.ts). */
   accept?: string;
+  /**
+   * The answer is a list whose items are trimmed in place as they are parsed — while the answer streams,
+   * so the list is never held whole (answer-stream.ts); returns the bytes cut. E.g. pod-trim.ts.
+   */
+  trim?: (item: unknown) => number;
+  /** With `trim`: a list item's long string values cut from its bytes before it is parsed (long-strings.ts). */
+  longStrings?: LongStrings;
+  /**
+   * Charged with the answer's bytes as they arrive (what `trim` cut refunded): a charge it refuses
+   * (read-budget.ts) closes the answer's socket and the request throws that ReadRefused, unwrapped.
+   */
+  budget?: ByteBudget;
 }
 
 export interface KubeClient {
@@ -176,10 +190,10 @@ export function createKubeClient(kc: KubeConfig, { clock }: { clock?: () => numb
       const resource = resourceOf(url.pathname);
       let status = 0;
       try {
-        const { statusCode, body } = await send(transport, url, reqOpts, payload, opts);
-        status = statusCode;
-        if (statusCode >= 200 && statusCode < 300) return (body.length > 0 ? parseJsonBody(body, { withoutManagedFields: opts.withoutManagedFields }) : undefined) as T;
-        const text = body.toString('utf8');
+        const answer = await send(transport, url, reqOpts, payload, opts);
+        status = answer.statusCode;
+        if (answer.parsed) return answer.parsed.end() as T;
+        const text = answer.body.toString('utf8');
         let reason = 'Unknown';
         let message = text.slice(0, 500);
         let causes: StatusCause[] = [];
@@ -191,9 +205,10 @@ export function createKubeClient(kc: KubeConfig, { clock }: { clock?: () => numb
         } catch {
           /* not a Status object: keep the raw text */
         }
-        throw new ApiError(verb, url.pathname, statusCode, reason, message, causes);
+        throw new ApiError(verb, url.pathname, status, reason, message, causes);
       } catch (err) {
-        if (err instanceof ApiError) throw err;
+        if (err instanceof ApiError || err instanceof ReadRefused) throw err;
+        if (err instanceof AnswerTooLarge) throw new ApiError(verb, url.pathname, status, 'AnswerTooLarge', err.message);
         // An aborted request (opts.signal) says why: the signal's reason, e.g. a TimeoutError.
         const why = opts.signal?.aborted ? ((opts.signal.reason as Error)?.message ?? 'aborted') : (err as Error).message;
         throw new ApiError(verb, url.pathname, 0, opts.signal?.aborted ? 'Aborted' : 'ConnectionFailed', why);
@@ -204,22 +219,44 @@ export function createKubeClient(kc: KubeConfig, { clock }: { clock?: () => numb
   };
 }
 
+/** Bytes of an error answer kept: its Status's reason, message and causes are in the first of them. */
+const ERROR_BODY_MAX_BYTES = 64 * 1024;
+
+/**
+ * A 2xx answer is parsed as it arrives (`parsed`: answer-stream.ts, charged to opts.budget, its items
+ * trimmed); an error answer's first ERROR_BODY_MAX_BYTES are kept as `body`. A parse or a charge that
+ * throws closes the socket at once: no more of that answer is read.
+ */
 function send(
   transport: typeof https | typeof http,
   url: URL,
   opts: https.RequestOptions,
   payload: string | undefined,
-  { date, warning }: Pick<RequestOptions, 'date' | 'warning'>,
-): Promise<{ statusCode: number; body: Buffer }> {
+  { date, warning, withoutManagedFields, trim, longStrings, budget }: Pick<RequestOptions, 'date' | 'warning' | 'withoutManagedFields' | 'trim' | 'longStrings' | 'budget'>,
+): Promise<{ statusCode: number; body: Buffer; parsed?: AnswerParser }> {
   return new Promise((resolve, reject) => {
     const req = transport.request(url, opts, (res) => {
       // At the headers, not the body's end: the earlier the receipt is taken, the tighter the bound.
       const header = res.headers.date;
       if (date && header) date(header);
       if (warning) for (const value of res.headersDistinct.warning ?? []) for (const text of warningTexts(value)) warning(text);
+      const statusCode = res.statusCode ?? 0;
+      const parsed = statusCode >= 200 && statusCode < 300 ? answerParser({ withoutManagedFields, trim, longStrings, budget }) : undefined;
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      let kept = 0;
+      res.on('data', (c: Buffer) => {
+        if (parsed) {
+          try {
+            parsed.push(c);
+          } catch (err) {
+            req.destroy(err as Error);
+          }
+        } else if (kept < ERROR_BODY_MAX_BYTES) {
+          chunks.push(c.subarray(0, ERROR_BODY_MAX_BYTES - kept));
+          kept += c.length;
+        }
+      });
+      res.on('end', () => resolve({ statusCode, body: Buffer.concat(chunks), parsed }));
       res.on('error', reject);
     });
     req.setTimeout(30_000, () => req.destroy(new Error('request timed out after 30s')));

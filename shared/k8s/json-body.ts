@@ -24,16 +24,18 @@
 // its brackets, strings skipped (a field manager's name is any text). An item cut so that does not
 // parse is parsed uncut; removing a balanced range leaves a piece cut at a wrong boundary as
 // unbalanced as it was, so the fallback to the whole body still holds.
+import { longStringRanges, type LongStrings } from './long-strings.ts';
+
 /** Bodies up to this size are parsed whole: their string stays far from the 128 KiB of large objects. */
 export const WHOLE_PARSE_MAX_BYTES = 96 * 1024;
 
-const ITEMS = Buffer.from('"items":[{"');
-const HEAD_MAX_BYTES = 16 * 1024;
-const QUOTE = 0x22;
+export const ITEMS = Buffer.from('"items":[{"');
+export const HEAD_MAX_BYTES = 16 * 1024;
+export const QUOTE = 0x22;
 const OPEN = 0x5b;
-const CLOSE = 0x5d;
-const CLOSE_BRACE = 0x7d;
-const BACKSLASH = 0x5c;
+export const CLOSE = 0x5d;
+export const CLOSE_BRACE = 0x7d;
+export const BACKSLASH = 0x5c;
 
 export interface ParseOptions {
   /** Bodies up to this size are parsed whole (unless withoutManagedFields). */
@@ -66,7 +68,7 @@ export function parseListByItems(body: Buffer, withoutManagedFields = false): { 
     const head = JSON.parse(`${body.toString('utf8', 0, open)}"items":[]}`) as { items: unknown[] };
     if (head === null || typeof head !== 'object' || Array.isArray(head)) return null;
     const items: unknown[] = [];
-    const item = withoutManagedFields ? (start: number, end: number) => parseWithoutManagedFields(body, start, end) : (start: number, end: number) => JSON.parse(body.toString('utf8', start, end));
+    const item = (start: number, end: number) => parseItem(body, start, end, withoutManagedFields).item;
     for (let start = first; ; ) {
       const cut = body.indexOf(separator, start);
       if (cut < 0 || cut >= itemsEnd) {
@@ -85,20 +87,43 @@ export function parseListByItems(body: Buffer, withoutManagedFields = false): { 
 
 const MANAGED_FIELDS = Buffer.from(',"managedFields":[');
 
-/** The item in body[start, end) parsed without its managedFields when they are metadata's last key; else whole. */
-function parseWithoutManagedFields(body: Buffer, start: number, end: number): unknown {
-  const at = body.indexOf(MANAGED_FIELDS, start);
+/**
+ * The item in body[start, end), parsed — without its managedFields when asked and they are metadata's
+ * last key, and with the string values `longStrings` names replaced by stand-ins (long-strings.ts);
+ * `cut`: how many of its bytes were left out. Throws where JSON.parse does.
+ */
+export function parseItem(body: Buffer, start: number, end: number, withoutManagedFields: boolean, longStrings?: LongStrings): { item: unknown; cut: number } {
+  // What is left out: [from, to, stand-in] in order.
+  const drops: [number, number, string][] = [];
+  const at = withoutManagedFields ? body.indexOf(MANAGED_FIELDS, start) : -1;
+  let managed: [number, number] | null = null;
   if (at >= 0 && at < end) {
     const close = closingBracket(body, at + MANAGED_FIELDS.length - 1, end);
-    if (close > 0 && body[close + 1] === CLOSE_BRACE) {
-      try {
-        return JSON.parse(body.toString('utf8', start, at) + body.toString('utf8', close + 1, end));
-      } catch {
-        /* not shaped as a Pod is: parsed uncut below */
-      }
+    if (close > 0 && body[close + 1] === CLOSE_BRACE) managed = [at, close + 1];
+  }
+  if (managed) drops.push([...managed, '']);
+  if (longStrings) {
+    for (const [from, to] of longStringRanges(body, start, end, longStrings)) {
+      if (!(managed && from >= managed[0] && from < managed[1])) drops.push([from, to, longStrings.standIn(to - from - 2)]);
     }
   }
-  return JSON.parse(body.toString('utf8', start, end));
+  if (drops.length > 0) {
+    drops.sort((a, b) => a[0] - b[0]);
+    let text = '';
+    let cut = 0;
+    let from = start;
+    for (const [dropFrom, dropTo, standIn] of drops) {
+      text += body.toString('utf8', from, dropFrom) + standIn;
+      cut += dropTo - dropFrom - standIn.length;
+      from = dropTo;
+    }
+    try {
+      return { item: JSON.parse(text + body.toString('utf8', from, end)), cut };
+    } catch {
+      /* not shaped as a Pod is: parsed uncut below */
+    }
+  }
+  return { item: JSON.parse(body.toString('utf8', start, end)), cut: 0 };
 }
 
 /** Where the array opened at body[open] closes (before `end`), strings skipped; -1 if it does not. */
@@ -115,4 +140,4 @@ function closingBracket(body: Buffer, open: number, end: number): number {
   return -1;
 }
 
-const isSpace = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+export const isSpace = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;

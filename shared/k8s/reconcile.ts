@@ -19,6 +19,8 @@ import { measure } from './prometheus-query.ts';
 import { listNeoSetKeys } from './neoset-keys.ts';
 import { InvalidNeoSetError, readSnapshot, readSnapshotCached } from './snapshot-reader.ts';
 import { epochMs, timedRequests, type RunTiming } from './run-timing.ts';
+import { instanceReads, ReadRefused, runBudget, snapshotMaxBytes, TooLargeToDecide, type InstanceBudget } from './read-budget.ts';
+import { reportTooLarge } from './too-large.ts';
 
 export interface NeoSetKey {
   namespace: string;
@@ -30,8 +32,9 @@ export interface Outcome {
   /**
    * 'failed': the API server refused a write; reported on the NeoSet (Event, condition), not worth a redelivery.
    * 'gone': the NeoSet is not there, or its namespace is being deleted (apply.ts): nothing to do.
+   * 'too-large': its snapshot passed the run's byte limit (read-budget.ts): reported on the NeoSet, not retried.
    */
-  result: 'ok' | 'conflict' | 'failed' | 'gone' | 'invalid' | 'error';
+  result: 'ok' | 'conflict' | 'failed' | 'gone' | 'invalid' | 'too-large' | 'error';
   actions: string[];
   statusWritten: boolean;
   requeueAfter: number | null;
@@ -99,6 +102,11 @@ export interface ReconcileOptions {
   defer?: (tail: Promise<void>) => void;
   /** The Prometheus addresses a canary analysis may query (SPEC §2.3); default none: no query runs. */
   analysisAddresses?: AnalysisAddresses;
+  /**
+   * The bytes a run's snapshot may hold, and the instance's budget it shares with the runs in flight
+   * (read-budget.ts; default NEOSET_SNAPSHOT_MAX_BYTES and the process's NEOSET_READ_BUDGET_BYTES).
+   */
+  reads?: { snapshotMaxBytes: number; instance: InstanceBudget };
 }
 
 /** Reads, decides and applies for one NeoSet. Never throws: the outcome says what happened. */
@@ -121,10 +129,13 @@ async function attempt(client: KubeClient, key: NeoSetKey, decider: Decider, opt
   const clock = serverClock(timedRequests(client, timing), { wall: () => now().getTime(), monotonic: opts.monotonic ?? systemClock.monotonic });
   const id = `${key.namespace}/${key.name}`;
   const stop = reconcileDuration.startTimer();
+  // What the run's reads hold, given back when it is done with its snapshot (after the apply).
+  const budget = runBudget(opts.reads?.instance ?? instanceReads, opts.reads?.snapshotMaxBytes ?? snapshotMaxBytes);
   const outcome = await (async (): Promise<Outcome> => {
     try {
       const read = reconcilePhase.startTimer({ phase: 'read' });
-      const { snapshot, neosetFromCache } = cached ? await readSnapshotCached(clock.client, key.namespace, key.name, seen, neosetSeen) : { snapshot: await readSnapshot(clock.client, key.namespace, key.name, seen), neosetFromCache: false };
+      const reading = { budget };
+      const { snapshot, neosetFromCache } = cached ? await readSnapshotCached(clock.client, key.namespace, key.name, seen, neosetSeen, reading) : { snapshot: await readSnapshot(clock.client, key.namespace, key.name, seen, reading), neosetFromCache: false };
       read();
       timing.read = epochMs();
       if (!snapshot) return { neoset: id, result: 'gone', actions: [], statusWritten: false, requeueAfter: null };
@@ -154,10 +165,16 @@ async function attempt(client: KubeClient, key: NeoSetKey, decider: Decider, opt
       };
     } catch (err) {
       if (err instanceof InvalidNeoSetError) return { neoset: id, result: 'invalid', actions: [], statusWritten: false, requeueAfter: null, error: err.message };
-      const transient = err instanceof ApiError ? err.isTransient : false;
+      if (err instanceof TooLargeToDecide) {
+        budget.release();
+        await reportTooLarge(clock.client, key, err, clock.now());
+        return { neoset: id, result: 'too-large', actions: [], statusWritten: false, requeueAfter: null, error: err.message };
+      }
+      // ReadsBusy (the instance's budget, read-budget.ts) is transient: other runs let go.
+      const transient = err instanceof ApiError ? err.isTransient : err instanceof ReadRefused;
       return { neoset: id, result: 'error', actions: writtenBefore(err), statusWritten: false, requeueAfter: null, error: (err as Error).message, transient };
     }
-  })();
+  })().finally(() => budget.release());
   stop();
   reconcileTotal.inc({ result: outcome.result });
   return { ...outcome, timing };

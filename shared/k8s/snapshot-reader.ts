@@ -34,10 +34,12 @@ import { LABEL_NEOSET_NAME } from '../api/names.ts';
 import { NeoSet, RECORDED_VERSION_PATTERN } from '../api/neoset.ts';
 import type { ControllerRevision, ObjectMeta, PersistentVolumeClaim, Pod } from '../core/objects.ts';
 import type { ListedVersions, Snapshot } from '../core/snapshot.ts';
-import { ApiError, type KubeClient } from './client.ts';
+import { ApiError, type KubeClient, type RequestOptions } from './client.ts';
 import { paths } from './paths.ts';
 import { floorFrom, isNewer, newest } from './resource-version.ts';
 import { handledFromBirth } from '../handled.ts';
+import { POD_LONG_STRINGS, trimPod } from './pod-trim.ts';
+import type { ByteBudget } from './read-budget.ts';
 
 /** A NeoSet stored in the API server that does not satisfy the schema (admission was bypassed). */
 export class InvalidNeoSetError extends Error {
@@ -69,8 +71,17 @@ interface List<T> {
  * never reaches. A genuine `seen` rarely costs that list: one API server's cache already holds every
  * version it has sent in an event; only a second API server behind the first does not.
  */
-export async function readSnapshot(client: KubeClient, namespace: string, name: string, seen?: string): Promise<Snapshot | null> {
-  return (await read(client, namespace, name, seen, null)).snapshot;
+export async function readSnapshot(client: KubeClient, namespace: string, name: string, seen?: string, opts: ReadOptions = {}): Promise<Snapshot | null> {
+  return (await read(client, namespace, name, seen, null, opts)).snapshot;
+}
+
+/**
+ * `budget`: charged with every answer's bytes as kept (read-budget.ts: a snapshot past its run's limit
+ * ends the read with TooLargeToDecide). The pods are kept trimmed to what decide() reads (pod-trim.ts)
+ * as their list streams in, whether or not there is a budget.
+ */
+export interface ReadOptions {
+  budget?: ByteBudget;
 }
 
 /** How a snapshot's NeoSet was read: from the watch cache (`cached`) or from etcd. */
@@ -85,20 +96,21 @@ export interface CachedSnapshot {
  * newest resourceVersion of the NeoSet in the events this read answers; a cached NeoSet older than it
  * is read from etcd instead (compared, never asked for: an event's version may be forged).
  */
-export function readSnapshotCached(client: KubeClient, namespace: string, name: string, seen?: string, neosetSeen?: string): Promise<CachedSnapshot> {
-  return read(client, namespace, name, seen, { seen: neosetSeen });
+export function readSnapshotCached(client: KubeClient, namespace: string, name: string, seen?: string, neosetSeen?: string, opts: ReadOptions = {}): Promise<CachedSnapshot> {
+  return read(client, namespace, name, seen, { seen: neosetSeen }, opts);
 }
 
-async function read(client: KubeClient, namespace: string, name: string, seen: string | undefined, cached: { seen?: string } | null): Promise<CachedSnapshot> {
+async function read(client: KubeClient, namespace: string, name: string, seen: string | undefined, cached: { seen?: string } | null, { budget }: ReadOptions): Promise<CachedSnapshot> {
   const labelSelector = `${LABEL_NEOSET_NAME}=${name}`;
+  const listNotOlderThan = <T>(path: string, selector: string, version: string | undefined, pods = false) => listOf<T>(client, path, selector, version, pods ? { withoutManagedFields: true, trim: trimPod, longStrings: POD_LONG_STRINGS, budget } : { budget });
   // Started before the NeoSet GET and awaited after it: handled from birth, or a list failing while the
   // GET is in flight (an API server's 500) would be an unhandled rejection, which ends a Node process.
   const early = {
-    pods: handledFromBirth(listNotOlderThan<Pod>(client, paths.pods(namespace), labelSelector, ANY, true)),
-    controllerrevisions: handledFromBirth(listNotOlderThan<ControllerRevision>(client, paths.revisions(namespace), labelSelector, ANY)),
+    pods: handledFromBirth(listNotOlderThan<Pod>(paths.pods(namespace), labelSelector, ANY, true)),
+    controllerrevisions: handledFromBirth(listNotOlderThan<ControllerRevision>(paths.revisions(namespace), labelSelector, ANY)),
   };
   const get = (query?: { resourceVersion: string }) =>
-    client.request<{ metadata?: { resourceVersion?: unknown } }>('GET', paths.neoset(namespace, name), query ? { query } : {}).catch((err) => {
+    client.request<{ metadata?: { resourceVersion?: unknown } }>('GET', paths.neoset(namespace, name), query ? { query, budget } : { budget }).catch((err) => {
       if (err instanceof ApiError && err.isNotFound) return null;
       throw err;
     });
@@ -118,16 +130,16 @@ async function read(client: KubeClient, namespace: string, name: string, seen: s
   const recorded = neoset.status?.observedResourceVersions ?? {};
   const atLeast = async <T>(resource: keyof ListedVersions, path: string, started: Promise<List<T>> | null, also?: string): Promise<List<T>> => {
     const floor = floorFrom(recorded[resource], neoset.metadata.resourceVersion);
-    const withoutManagedFields = resource === 'pods';
+    const pods = resource === 'pods';
     if (started) {
       const list = await started;
       const version = list.metadata?.resourceVersion;
       // The cache has not shown what the event told of (or cannot say): ask etcd's present, not `also`.
-      if (also !== undefined && (version === undefined || isNewer(also, version) !== false)) return listNotOlderThan<T>(client, path, labelSelector, undefined, withoutManagedFields);
+      if (also !== undefined && (version === undefined || isNewer(also, version) !== false)) return listNotOlderThan<T>(path, labelSelector, undefined, pods);
       if (floor !== undefined && version !== undefined && isNewer(floor, version) === false) return list;
     }
     // Here `also` is not newer than a list this API server served: a version that exists, safe to ask.
-    return listNotOlderThan<T>(client, path, labelSelector, floor === undefined ? also : also === undefined ? floor : newest(also, floor), withoutManagedFields);
+    return listNotOlderThan<T>(path, labelSelector, floor === undefined ? also : also === undefined ? floor : newest(also, floor), pods);
   };
   // PVCs outlive their owner on Retain, so they are matched by label (given by name on AlreadyExists, apply.ts).
   const [pods, revisions, pvcs] = await Promise.all([
@@ -166,13 +178,13 @@ const ANY = '0';
  * from a backup, whose revisions went back), cannot read it (400), has compacted it away (410) or
  * fails on it (500) — a consistent read: newer still. A floor is a hint (SPEC §2.5): no answer to it
  * may stop the read. Pods are listed
- * `withoutManagedFields` (client.ts): nothing decided reads them, and the applier writes pods by
- * patch, never by a PUT of what was read.
+ * `withoutManagedFields` (client.ts) and trimmed (pod-trim.ts): nothing decided reads what is left
+ * out, and the applier writes pods by patch, never by a PUT of what was read.
  */
-async function listNotOlderThan<T>(client: KubeClient, path: string, labelSelector: string, version: string | undefined, withoutManagedFields = false): Promise<List<T>> {
-  const consistent = () => client.request<List<T>>('GET', path, { query: { labelSelector }, withoutManagedFields });
+async function listOf<T>(client: KubeClient, path: string, labelSelector: string, version: string | undefined, opts: Pick<RequestOptions, 'withoutManagedFields' | 'trim' | 'longStrings' | 'budget'>): Promise<List<T>> {
+  const consistent = () => client.request<List<T>>('GET', path, { query: { labelSelector }, ...opts });
   if (version === undefined) return consistent();
-  return client.request<List<T>>('GET', path, { query: { labelSelector, resourceVersion: version, resourceVersionMatch: 'NotOlderThan' }, withoutManagedFields }).catch((err) => {
+  return client.request<List<T>>('GET', path, { query: { labelSelector, resourceVersion: version, resourceVersionMatch: 'NotOlderThan' }, ...opts }).catch((err) => {
     if (err instanceof ApiError && (err.status === 504 || (version !== ANY && FLOOR_REFUSED.has(err.status)))) return consistent();
     throw err;
   });

@@ -30,6 +30,44 @@ interface NeoSetState {
 type Labels = { namespace: string; neoset: string };
 type Reading = { ok: true; items: NeoSetState[] } | { ok: false };
 
+/**
+ * NeoSets per page. Each is kept as the few fields the gauges report (keepState) as its page streams
+ * in, its long values cut before they are parsed: a scrape holds neither the NeoSets' specs (150 with
+ * 1 MiB env values were 150 MiB in one answer, every 5 s) nor more than one page's raw item at a time.
+ */
+export const STATE_PAGE = 100;
+
+/** What the gauges read of a NeoSet; the rest of the item is deleted in place. Returns about the bytes cut. */
+function keepState(item: unknown): number {
+  const n = item as Record<string, unknown> & Partial<NeoSetState>;
+  if (typeof n !== 'object' || n === null) return 0;
+  const kept: NeoSetState = {
+    metadata: { name: String(n.metadata?.name ?? ''), namespace: n.metadata?.namespace },
+    spec: { replicas: n.spec?.replicas },
+    status: { readyReplicas: n.status?.readyReplicas, updatedReplicas: n.status?.updatedReplicas, phase: n.status?.phase, canary: { stepIndex: n.status?.canary?.stepIndex } },
+  };
+  for (const key of Object.keys(n)) delete n[key];
+  Object.assign(n, kept);
+  return 0;
+}
+
+/** Every NeoSet's state, a page at a time (`limit`/`continue`). */
+async function listStates(client: KubeClient): Promise<NeoSetState[]> {
+  const items: NeoSetState[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.request<{ items: NeoSetState[]; metadata?: { continue?: string } }>('GET', paths.neosets(), {
+      query: { limit: STATE_PAGE, continue: token },
+      trim: keepState,
+      // No value the gauges read is a string past 1 KiB (a phase, a name); env values and annotations are.
+      longStrings: { over: 1024, standIn: () => '""' },
+    });
+    items.push(...page.items);
+    token = page.metadata?.continue || undefined;
+  } while (token);
+  return items;
+}
+
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -61,9 +99,8 @@ export function createStateGauges(client: KubeClient, opts: StateGaugeOptions = 
   let listing: Promise<Reading> | undefined;
   let scrape: Promise<Reading> | undefined;
   const list = (): Promise<Reading> =>
-    client
-      .request<{ items: NeoSetState[] }>('GET', paths.neosets())
-      .then((answer): Reading => ({ ok: true, items: answer.items }))
+    listStates(client)
+      .then((items): Reading => ({ ok: true, items }))
       .catch((): Reading => ({ ok: false }))
       .then((reading) => {
         last = { reading, answeredAt: clock() };
