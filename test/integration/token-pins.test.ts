@@ -4,7 +4,9 @@
 // (the state annotation removed), and change no label, owner, finalizer, other annotation or status;
 // reconcile never changes owners it did not set (but to adopt an orphan); and neither reconcile's
 // creates nor admission's dry-runs get a privileged, host-namespace or hostPath pod in a namespace that
-// did not opt in. The functions' legitimate writes under the same policies: reconcile-policy.test.ts.
+// did not opt in. Last, the functions under their tokens roll out a hostNetwork NeoSet in a namespace
+// that opted in, and are refused its next pod once the label is gone. Their other writes under the same
+// policies: reconcile-policy.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiDryRunPod } from '../../functions/admission/dry-run.ts';
 import { ordinalPod } from '../../shared/admission/pod.ts';
@@ -14,7 +16,8 @@ import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY, LABEL_NEOSET_NAME, L
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { createTestNamespace, kubectl, type TestNamespace } from '../cluster/harness.ts';
-import { neosetManifest } from '../e2e/stack.ts';
+import { applyNeoSet, patchNeoSet, settledOn, untilEvents, untilStatus } from '../e2e/helpers.ts';
+import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
 import { ADMISSION, as, DENIED, denied, installPolicies, neosetOwner, openGate, pod, POLICY, PRIVILEGED_POLICY, READINESS, RECONCILE, removePolicies, serviceAccountClient } from './policy-accounts.ts';
 
 const PRIVILEGED_DENIED = denied(PRIVILEGED_POLICY);
@@ -240,5 +243,34 @@ describe('a stolen reconcile token: no pod more privileged than its namespace al
     expect(hostNetwork.ok === false && hostNetwork.message).toBe(`spec.template.spec: host namespaces (hostNetwork, hostPID, hostIPC) need the namespace label ${LABEL_PRIVILEGED_PODS}=allowed, which a cluster administrator sets`);
     expect(await dryRun(ordinalPod(neoset({ hostNetwork: true }), 'web', optedIn.ns.name, 0), AbortSignal.timeout(10_000))).toEqual({ ok: true });
     expect(await dryRun(ordinalPod(neoset({}), 'web', plain.ns.name, 0), AbortSignal.timeout(10_000))).toEqual({ ok: true });
+  });
+});
+
+describe('the functions under their tokens, a hostNetwork NeoSet', () => {
+  const NAME = 'net';
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ prefix: 'pins-privileged-rollout', reconcileClient: () => clients.reconcile, readinessClient: () => clients.readiness });
+    expect((await kubectl(['label', 'namespace', stack.namespace, `${LABEL_PRIVILEGED_PODS}=allowed`])).code).toBe(0);
+  });
+  afterAll(() => stack?.stop());
+
+  const template = (image: string) => ({ metadata: { labels: { app: NAME } }, spec: { hostNetwork: true, containers: [{ name: 'main', image, readinessProbe: { tcpSocket: { port: 3306 } } }] } });
+
+  it('rolls out where the namespace opted in; with the label gone, its next pod is refused and said so (FailedCreate)', async () => {
+    await applyNeoSet(stack, neosetManifest({ name: NAME, replicas: 2, spec: { template: template('mysql:8.0') } }));
+    await untilStatus(stack, NAME, '2 ready pods', (n) => n.status?.readyReplicas === 2, 60_000);
+    await patchNeoSet(stack, NAME, { spec: { template: template('mysql:8.1') } });
+    await untilStatus(stack, NAME, 'all on mysql:8.1', (n, pods) => n.status?.phase === 'Completed' && n.status.currentImage === 'mysql:8.1' && pods.length === 2 && pods.every((p) => settledOn(p, n.status?.updateRevision)), 90_000);
+
+    expect((await kubectl(['label', 'namespace', stack.namespace, `${LABEL_PRIVILEGED_PODS}-`])).code).toBe(0);
+    await patchNeoSet(stack, NAME, { spec: { replicas: 3 } });
+    const events = await untilEvents(stack, NAME, 'FailedCreate', (list) => list.some((e) => e.reason === 'FailedCreate'), 30_000);
+    const failed = events.find((e) => e.reason === 'FailedCreate')!;
+    console.log(`${failed.type} ${failed.reason}: ${failed.message}`);
+    expect(failed.message).toContain('net-2');
+    expect(failed.message).toContain('403 Forbidden');
+    const pods = await stack.kubectl(['get', 'pods', '-o', 'name']);
+    expect(pods.stdout.trim().split('\n').sort()).toEqual(['pod/net-0', 'pod/net-1']);
   });
 });
