@@ -14,6 +14,7 @@ export function toStructural(node: Json): Json {
     const out: Json = { 'x-kubernetes-int-or-string': true };
     if (node.description) out.description = node.description;
     if (node.default !== undefined) out.default = node.default;
+    if (node['x-kubernetes-validations']) out['x-kubernetes-validations'] = node['x-kubernetes-validations'];
     return out;
   }
   const out: Json = {};

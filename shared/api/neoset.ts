@@ -5,6 +5,25 @@ import { z } from 'zod';
 const intOrString = (description: string) =>
   z.union([z.int(), z.string()]).meta({ description, 'x-kubernetes-int-or-string': true });
 
+/**
+ * A budget of pods (maxUnavailable): an integer >= 1 or a percentage from 1% to 100% (SPEC §3, §5).
+ * Admission names the problem (shared/admission/validate.ts); the API server enforces the same rule
+ * itself with this CEL, so that it holds for the writes the webhooks do not see — pause, resume, a
+ * partition or budget change while admission is down (SPEC §2.5, knative/admission-webhooks.yaml) —
+ * and zod leaves it to them: a stored value past it must not stop decide() from reading the NeoSet.
+ */
+const budget = (description: string) =>
+  z.union([z.int(), z.string()]).meta({
+    description,
+    'x-kubernetes-int-or-string': true,
+    'x-kubernetes-validations': [
+      {
+        rule: "type(self) == int ? self >= 1 : self.matches('^[0-9]{1,10}%$') && int(self.substring(0, size(self) - 1)) >= 1 && int(self.substring(0, size(self) - 1)) <= 100",
+        message: 'must be an integer >= 1 or a percentage from 1% to 100% (such as "25%")',
+      },
+    ],
+  });
+
 const stringMap = (description: string) => z.record(z.string(), z.string()).optional().describe(description);
 
 export const LabelSelectorRequirement = z.object({
@@ -210,7 +229,7 @@ export const UpdateStrategy = z
       .describe(
         'Pods at position >= partition are updated; the first partition pods stay on the current revision (canary). A position counts the pods in ordinal order from spec.ordinals.start, reserved ordinals skipped: without start and reserveOrdinals it is the ordinal (the StatefulSet controller compares ordinal - start).',
       ),
-    maxUnavailable: intOrString(
+    maxUnavailable: budget(
       'Most pods that may be unavailable at once during an update: an integer >= 1 or a percentage of replicas ("20%", rounded up, at least 1).',
     ).default(1),
     pause: z.boolean().default(false).describe('true: start no new pod updates (updates in flight finish).'),
@@ -224,7 +243,7 @@ export const UpdateStrategy = z
 // §4.12 scale budget: OpenKruise's scaleStrategy.maxUnavailable (apis/apps/v1beta1/statefulset_types.go).
 export const ScaleStrategy = z
   .object({
-    maxUnavailable: intOrString(
+    maxUnavailable: budget(
       'Parallel only: at most this many pods 0..replicas-1 not Running and Ready at once while pods are created — an integer >= 1 or a percentage of replicas ("20%", rounded down, at least 1). A pod is created only while fewer are not Ready, so a burst of new pods starts a few at a time. Absent: no limit (all at once).',
     ).optional(),
   })
