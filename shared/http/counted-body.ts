@@ -12,25 +12,30 @@ export type Charge = (n: number) => boolean;
 /** The body's length once read whole, or why the read stopped (the rest is left unread). */
 export type BodyRead = { length: number } | { refused: 'too-large' | 'over-budget' };
 
-/** Gathers chunks up to maxBytes, each charged before it is kept. */
-function gather(maxBytes: number, charge: Charge) {
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  return {
-    /** null: kept; else why the read must stop. */
-    add(chunk: Uint8Array): 'too-large' | 'over-budget' | null {
-      length += chunk.byteLength;
-      if (length > maxBytes) return 'too-large';
-      if (!charge(chunk.byteLength)) return 'over-budget';
-      chunks.push(chunk);
-      return null;
-    },
-    /** The chunks as one Buffer: a view of the only chunk (no copy), as most bodies are one. */
-    body: (): Buffer => (chunks.length === 1 ? Buffer.from(chunks[0].buffer, chunks[0].byteOffset, chunks[0].byteLength) : Buffer.concat(chunks, length)),
-    get length() {
-      return length;
-    },
-  };
+/** Chunks gathered up to maxBytes, each charged before it is kept (a class: one per request, on the hot path). */
+class Gathered {
+  readonly chunks: Buffer[] = [];
+  length = 0;
+  readonly maxBytes: number;
+  readonly charge: Charge;
+  constructor(maxBytes: number, charge: Charge) {
+    this.maxBytes = maxBytes;
+    this.charge = charge;
+  }
+
+  /** null: kept; else why the read must stop. */
+  add(chunk: Buffer): 'too-large' | 'over-budget' | null {
+    this.length += chunk.byteLength;
+    if (this.length > this.maxBytes) return 'too-large';
+    if (!this.charge(chunk.byteLength)) return 'over-budget';
+    this.chunks.push(chunk);
+    return null;
+  }
+
+  /** The body: its only chunk as it came (most bodies are one), or the chunks joined. */
+  body(): Buffer {
+    return this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.length);
+  }
 }
 
 /**
@@ -51,7 +56,7 @@ function unreadIncoming(c: Context): (IncomingMessage & { rawBody?: unknown }) |
  */
 function fromSocket(incoming: IncomingMessage & { rawBody?: unknown }, maxBytes: number, charge: Charge): Promise<BodyRead> {
   if (incoming.destroyed) return Promise.reject(new Error('the connection closed before the body arrived'));
-  const got = gather(maxBytes, charge);
+  const got = new Gathered(maxBytes, charge);
   return new Promise((resolve, reject) => {
     const settle = (done: () => void) => {
       incoming.off('data', onData).off('end', onEnd).off('error', onGone).off('close', onGone);
@@ -80,11 +85,11 @@ async function fromRequest(c: Context, maxBytes: number, charge: Charge): Promis
   const raw = c.req.raw;
   if (raw.body === null) return { length: 0 };
   const reader = raw.body.getReader();
-  const got = gather(maxBytes, charge);
+  const got = new Gathered(maxBytes, charge);
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    const refused = got.add(value);
+    const refused = got.add(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
     if (refused !== null) {
       void reader.cancel().catch(() => undefined);
       return { refused };
