@@ -15,6 +15,7 @@ import { defineConfig } from 'vitest/config';
 const SERVICES = [
   'dev',
   'dev-stop',
+  'dev-host',
   'knative-contract',
   'knative-e2e',
   'knative-eventing',

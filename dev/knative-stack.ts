@@ -21,15 +21,24 @@
 // Stopping (Ctrl-C): the container processes run in process groups of their own (a terminal's SIGINT
 // does not reach them), so the kubelet's stop is what ends them, deletes their network namespaces and
 // veths and its bridge; kube-proxy's nftables tables and the service network's interface go with the
-// proxy's and the control plane's stops, all at once; sweepNow() at exit takes what they left.
+// proxy's and the control plane's stops, all at once; sweepNow() at exit takes what they left, and
+// ip_forward goes back to what the host had (dev/kubelet/process/ip-forward.ts).
+//
+// On its host (issue 34): the start removes what a stack killed with SIGKILL left (leftovers.ts) and
+// says so; it refuses ranges the host's routes cover (address-plan.ts; --pod-network-cidr,
+// --service-cidr, --api-address pick others); kube-proxy cleans no iptables or IPVS state
+// (services.ts); the pods take hostPath volumes from `dir` only, and the stack's images run their own
+// programs only (dev/kubelet/process/volumes.ts, image-table.ts).
 
 import { appendFileSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { join } from 'node:path';
+import { clusterDNSIP, DEFAULT_ADDRESS_PLAN, podNetworkOf, type AddressPlan } from './cluster/address-plan.ts';
 import { resolveCoreDns, resolveKnativeEventing } from './cluster/binaries.ts';
 import { startControlPlane, type ControlPlane } from './cluster/control-plane.ts';
 import { installKnativeEventing, KNATIVE_CONTROLLERS, KNATIVE_EVENTING_VERSION, KNATIVE_NAMESPACE, knativeImageTable, kubectl } from './cluster/knative.ts';
 import { deployNeoSetOnKnative, neosetOnKnativeImageTable, prepareNeoSetOnKnative } from './cluster/neoset-on-knative.ts';
+import { removeLeftovers } from './cluster/leftovers.ts';
 import { sweepNow } from './cluster/service-network.ts';
 import { startServices } from './cluster/services.ts';
 import { PROCESS_GRACE_MS, stopAtOnce, type Part } from './cluster/shutdown.ts';
@@ -51,6 +60,8 @@ export interface KnativeDevStackOptions {
    * keeps its own pods to simulated kubelets of their own (bench/lib/knative-side.ts).
    */
   kubeletBinds?: KubeletOptions['binds'];
+  /** The pods', the Services' and the API server's addresses (default: address-plan.ts's; npm run dev's --pod-network-cidr, --service-cidr, --api-address). */
+  addresses?: AddressPlan;
 }
 
 export interface KnativeDevStackReady {
@@ -148,11 +159,16 @@ export function startKnativeDevStack(opts: KnativeDevStackOptions): KnativeDevSt
     if (stopping) throw new Error('stopped during startup');
   };
 
+  const addresses = opts.addresses ?? DEFAULT_ADDRESS_PLAN;
   const start = async (): Promise<KnativeDevStackReady> => {
     for (const old of ['cluster', 'logs']) rmSync(join(dir, old), { recursive: true, force: true });
     for (const d of [dir, logsDir]) mkdirSync(d, { recursive: true, mode: 0o700 });
+    // What a stack killed with SIGKILL left (its pods' processes, namespaces, links, kube-proxy's
+    // tables, ip_forward) goes before anything of this one is made (dev/cluster/leftovers.ts).
+    await removeLeftovers(log);
+    goOn();
     // The binaries are resolved (built on a first run, with progress lines) while the control plane starts.
-    const controlPlane = timed('control plane', startControlPlane({ dir: join(dir, 'cluster'), serviceNetwork: true, extraControllers: KNATIVE_CONTROLLERS, log: (line) => log(`control plane: ${line}`) }));
+    const controlPlane = timed('control plane', startControlPlane({ dir: join(dir, 'cluster'), serviceNetwork: addresses, extraControllers: KNATIVE_CONTROLLERS, log: (line) => log(`control plane: ${line}`) }));
     void controlPlane.then((cp) => {
       add({ name: 'control plane', stop: () => cp.stop(), budgetMs: 3 * PROCESS_GRACE_MS });
       void cp.exited.then(reportFailure);
@@ -165,10 +181,19 @@ export function startKnativeDevStack(opts: KnativeDevStackOptions): KnativeDevSt
       kubeConfig: cp.kubeConfig(),
       nodeName: NODE_NAME,
       binds: opts.kubeletBinds,
+      podNetwork: podNetworkOf(addresses),
       log: fileLog(kubeletLog),
       // As the bridge mode's: StorageClass `standard`, claims bound and resized as a CSI driver would.
       volumes: {},
-      processMode: { imageTable: [...knativeImageTable(knativeDir), ...neosetOnKnativeImageTable()], programs: { coredns }, backoffMs: 1000, maxBackoffMs: 10_000 },
+      processMode: {
+        imageTable: [...knativeImageTable(knativeDir), ...neosetOnKnativeImageTable()],
+        programs: { coredns },
+        backoffMs: 1000,
+        maxBackoffMs: 10_000,
+        clusterDNS: clusterDNSIP(addresses),
+        // The pods run as root on this host: a hostPath volume is bound only from the stack's own directory.
+        hostPathRoot: dir,
+      },
     });
     add({ name: 'kubelet (pods, network namespaces)', stop: () => kubelet.stop(), budgetMs: 2 * PROCESS_GRACE_MS });
     goOn();
@@ -177,7 +202,7 @@ export function startKnativeDevStack(opts: KnativeDevStackOptions): KnativeDevSt
     // Independent of one another: Knative's pods reach the API server by the `kubernetes` ClusterIP
     // (kube-proxy's rules are in place long before the webhook's first pod runs) and need the cluster
     // DNS only once events flow.
-    const services = timed('kube-proxy + CoreDNS', startServices(cp, { nodeName: kubelet.nodeName, log }));
+    const services = timed('kube-proxy + CoreDNS', startServices(cp, { nodeName: kubelet.nodeName, addresses, log }));
     void services.then((s) => {
       add({ name: 'kube-proxy (nftables)', stop: () => s.stopProxy(), budgetMs: 2 * PROCESS_GRACE_MS });
       void s.kubeProxy.exited.then((code) => reportFailure(`kube-proxy exited (${code}); log ${s.kubeProxyLog}`));

@@ -13,6 +13,11 @@
 //
 //   --dir DIR           working directory (default .neoset/dev; NEOSET_DEV_DIR)
 //   --verbose           print every invocation, no-ops included
+//   default mode only (the addresses it takes on this host; it refuses to start when one of the
+//   host's routes covers one, dev/cluster/address-plan.ts):
+//   --pod-network-cidr CIDR  the pods' /16 (default 10.244.0.0/16)
+//   --service-cidr CIDR      the Services' range (default 10.96.0.0/12)
+//   --api-address IP         kube-apiserver's address (default 10.245.0.1)
 //   --bridge only:
 //   --record DIR        save every event the bridge delivers (also NEOSET_RECORD=DIR); README "Record and replay"
 //   --resync-ms N       PingSource period of the bridge (default 3000; NEOSET_RESYNC_MS)
@@ -31,6 +36,7 @@ import { rmSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from '../scripts/build.ts';
+import { AddressConflictError, addressPlanFrom, type AddressPlan } from './cluster/address-plan.ts';
 import { STOP_DEADLINE_MS } from './cluster/shutdown.ts';
 import { REPO_ROOT } from './functions.ts';
 import { startKnativeDevStack, type KnativeDevStack } from './knative-stack.ts';
@@ -44,7 +50,7 @@ for (const stream of [process.stdout, process.stderr]) stream.on('error', () => 
 
 function usage(message: string): never {
   say(`npm run dev: ${message}`);
-  say('usage: npm run dev -- [--dir DIR] [--verbose]');
+  say('usage: npm run dev -- [--dir DIR] [--pod-network-cidr CIDR] [--service-cidr CIDR] [--api-address IP] [--verbose]');
   say('       npm run dev -- --bridge [--kubeconfig PATH [--context NAME] [--admission-host HOST]] [--record DIR] [--resync-ms N] [--reconcile-port N] [--readiness-port N] [--admission-port N] [--dir DIR] [--hook-owner URL] [--bundled] [--verbose]');
   process.exit(2);
 }
@@ -64,6 +70,9 @@ function parse() {
         context: { type: 'string' },
         'admission-host': { type: 'string' },
         'hook-owner': { type: 'string' },
+        'pod-network-cidr': { type: 'string' },
+        'service-cidr': { type: 'string' },
+        'api-address': { type: 'string' },
         bundled: { type: 'boolean', default: false },
         verbose: { type: 'boolean', default: false },
       },
@@ -88,6 +97,12 @@ const misplaced = BRIDGE_ONLY.filter((flag) => args[flag] !== undefined && args[
 if (!bridge && misplaced.length > 0) {
   usage(`--${misplaced[0]} goes with --bridge: on the real Knative the events go through its Broker, the functions run as pods and the resync is its PingSource's minute`);
 }
+const addressFlags: Partial<AddressPlan> = { clusterCIDR: args['pod-network-cidr'], serviceCIDR: args['service-cidr'], apiAddress: args['api-address'] };
+if (bridge && Object.values(addressFlags).some((v) => v !== undefined)) {
+  usage('--pod-network-cidr, --service-cidr and --api-address go with the default mode: --bridge puts no addresses on this host');
+}
+const planned = addressPlanFrom(addressFlags);
+if ('error' in planned) usage(planned.error);
 if (!bridge && process.getuid?.() !== 0) {
   usage('the default mode (the real Knative) runs pods in network namespaces of their own and needs root; npm run dev -- --bridge (the light imitation) does not');
 }
@@ -185,7 +200,7 @@ try {
     );
   } else {
     // Its stop is there from the start: its pods' processes would not die with this one.
-    stack = startKnativeDevStack({ dir: options.dir, verbose: options.verbose, log });
+    stack = startKnativeDevStack({ dir: options.dir, verbose: options.verbose, addresses: planned.plan, log });
     const real = await stack.ready;
     for (const line of real.summary) process.stdout.write(`${line}\n`);
     process.stdout.write(`export KUBECONFIG=${real.kubeconfigPath}\n`);
@@ -198,7 +213,11 @@ try {
   void stack.failed.then(async (why) => ((await signalled()) ? undefined : shutdown(why, 1)));
 } catch (error) {
   // A startup cut short by Ctrl-C is not a failure: the stop under way exits.
-  if (!(await signalled())) {
+  if (error instanceof AddressConflictError) {
+    // A refusal before anything was made: the host stays as it was.
+    say(`npm run dev: ${error.message}`);
+    await shutdown('refused to start', 2);
+  } else if (!(await signalled())) {
     say(`npm run dev failed: ${(error as Error).stack ?? error}`);
     if (!bridge) say('(npm run dev -- --bridge runs the light imitation instead: no Knative, no service network, no network namespaces)');
     await shutdown('startup failed', 1);

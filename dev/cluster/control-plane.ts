@@ -11,7 +11,8 @@ import { kubeconfigYaml } from './kubeconfig.ts';
 import { freePorts } from './ports.ts';
 import { probe, waitForHealthy, type TlsClient } from './probe.ts';
 import { startProcess, type ManagedProcess } from './processes.ts';
-import { claimServiceNetwork, KUBERNETES_SERVICE_IP, SERVICE_CIDR, type ServiceNetworkClaim } from './service-network.ts';
+import { DEFAULT_ADDRESS_PLAN, kubernetesServiceIP, type AddressPlan } from './address-plan.ts';
+import { claimServiceNetwork, type ServiceNetworkClaim } from './service-network.ts';
 import { PROCESS_GRACE_MS } from './shutdown.ts';
 
 export interface ControlPlaneOptions {
@@ -26,9 +27,10 @@ export interface ControlPlaneOptions {
    * interface of its own (service-network.ts) instead of 127.0.0.1, so that the `kubernetes` Service
    * gets it as its endpoint and pods reach it; the service range is SERVICE_CIDR (10.96.0.0/12, the
    * cluster DNS at 10.96.0.10); admission webhooks and aggregated APIs named by Service are dialled at
-   * their endpoints (--enable-aggregator-routing). Needs root. Default off: loopback as before.
+   * their endpoints (--enable-aggregator-routing). Needs root. Default off: loopback as before. An
+   * AddressPlan (address-plan.ts) moves the ranges and the API address off the defaults.
    */
-  serviceNetwork?: boolean;
+  serviceNetwork?: boolean | AddressPlan;
   /** kube-controller-manager loops to run besides CONTROLLERS, e.g. WORKLOAD_CONTROLLERS. */
   extraControllers?: string[];
   /**
@@ -266,11 +268,11 @@ function etcdArgs(dir: string, clientPort: number, peerPort: number): string[] {
 }
 
 /** What kube-apiserver's flags differ in when Services route (ControlPlaneOptions.serviceNetwork). */
-function serviceNetworkArgs(address: string): string[] {
+function serviceNetworkArgs({ address, plan }: ServiceNetworkClaim): string[] {
   return [
     `--bind-address=${address}`,
     `--advertise-address=${address}`,
-    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    `--service-cluster-ip-range=${plan.serviceCIDR}`,
     // The `kubernetes` Service's endpoint is the advertise address, kept by the lease reconciler.
     '--endpoint-reconciler-type=lease',
     // Webhooks and aggregated APIs by Service: their endpoints' pod IPs, which the host routes to.
@@ -288,7 +290,7 @@ function apiserverArgs(files: Files, port: number, etcdPort: number, serviceNetw
   ];
   return [
     `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-    ...(serviceNetwork ? serviceNetworkArgs(serviceNetwork.address) : loopback),
+    ...(serviceNetwork ? serviceNetworkArgs(serviceNetwork) : loopback),
     `--secure-port=${port}`,
     `--tls-cert-file=${files.apiserverCert}`,
     `--tls-private-key-file=${files.apiserverKey}`,
@@ -368,13 +370,13 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   await mkdir(dir, { recursive: true });
   const [binaries, pki, ports] = await Promise.all([resolveBinaries(), createClusterPki(), freePorts(4)]);
   const [etcdPort, etcdPeerPort, apiserverPort, kcmPort] = ports;
-  const serviceNetwork = opts.serviceNetwork ? await claimServiceNetwork(log) : undefined;
+  const serviceNetwork = opts.serviceNetwork ? await claimServiceNetwork(log, opts.serviceNetwork === true ? DEFAULT_ADDRESS_PLAN : opts.serviceNetwork) : undefined;
   const server = `https://${serviceNetwork?.address ?? '127.0.0.1'}:${apiserverPort}`;
   const files = filesIn(dir);
   try {
     if (serviceNetwork) {
       // Pods verify the API server as kubernetes.default.svc (their ca.crt) at its ClusterIP.
-      pki.apiserver = await issueServingCert(pki.ca, [...LOOPBACK_HOSTS, serviceNetwork.address, KUBERNETES_SERVICE_IP, ...KUBERNETES_SERVICE_NAMES]);
+      pki.apiserver = await issueServingCert(pki.ca, [...LOOPBACK_HOSTS, serviceNetwork.address, kubernetesServiceIP(serviceNetwork.plan), ...KUBERNETES_SERVICE_NAMES]);
     }
     await writePki(files, pki, server, auditPolicy(opts.auditPodRequests));
   } catch (error) {

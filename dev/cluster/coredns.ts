@@ -38,7 +38,8 @@ export const COREFILE = `.:53 {
 }
 `;
 
-export function corednsManifests(): Manifest[] {
+/** `dnsIP`: the kube-dns Service's ClusterIP (address-plan.ts clusterDNSIP; default CLUSTER_DNS_IP). */
+export function corednsManifests(dnsIP = CLUSTER_DNS_IP): Manifest[] {
   const meta = (name: string, extra: Record<string, unknown> = {}) => ({ name, namespace: NAMESPACE, labels: LABELS, ...extra });
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta('coredns') },
@@ -99,7 +100,7 @@ export function corednsManifests(): Manifest[] {
       metadata: meta('kube-dns', { annotations: { 'prometheus.io/port': '9153', 'prometheus.io/scrape': 'true' } }),
       spec: {
         selector: LABELS,
-        clusterIP: CLUSTER_DNS_IP,
+        clusterIP: dnsIP,
         ports: [
           { name: 'dns', port: 53, protocol: 'UDP', targetPort: 53 },
           { name: 'dns-tcp', port: 53, protocol: 'TCP', targetPort: 53 },

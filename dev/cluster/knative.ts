@@ -43,7 +43,7 @@ export const knativeImage = (cmd: string, version = KNATIVE_EVENTING_VERSION) =>
 
 /** Image-table entries running each component's image as its binary in `dir` (resolveKnativeEventing). */
 export function knativeImageTable(dir: string): ImageTableEntry[] {
-  return KNATIVE_EVENTING_COMMANDS.map((cmd) => ({ image: `${IMAGE_REPO}/${cmd}:*`, entrypoint: [join(dir, cmd.split('/').at(-1)!)] }));
+  return KNATIVE_EVENTING_COMMANDS.map((cmd) => ({ image: `${IMAGE_REPO}/${cmd}:*`, entrypoint: [join(dir, cmd.split('/').at(-1)!)], fixedCommand: true }));
 }
 
 /** The .yaml files under `dir` in ko's order (a lexical walk, directories where they sort), as one release file. */

@@ -40,6 +40,7 @@ export function neosetOnKnativeImageTable(): ImageTableEntry[] {
       image: 'gcr.io/knative-releases/knative.dev/eventing/cmd/event_display*',
       entrypoint: ['{node}', '{checkout}/test/fixtures/process-pods/event-receiver.ts'],
       env: { PORT: '8080' },
+      fixedCommand: true,
     },
   ];
 }

@@ -34,15 +34,20 @@ function installExitHook(): void {
   });
 }
 
-let pdeathsig: boolean | undefined;
-function hasPdeathsig(): boolean {
-  pdeathsig ??= process.platform === 'linux' && spawnSync('setpriv', ['--help']).stdout?.toString().includes('--pdeathsig') === true;
-  return pdeathsig;
+/** setpriv's path when it has --pdeathsig (a path: a child's PATH may be one without it, services.ts), else null. */
+let setpriv: string | null | undefined;
+function pdeathsigProgram(): string | null {
+  if (setpriv === undefined) {
+    const path = process.platform === 'linux' ? spawnSync('sh', ['-c', 'command -v setpriv'], { encoding: 'utf8' }).stdout?.trim() : '';
+    setpriv = path && spawnSync(path, ['--help']).stdout?.toString().includes('--pdeathsig') ? path : null;
+  }
+  return setpriv;
 }
 
 /** `command args` as spawned so that the kernel kills it when this process dies (setpriv --pdeathsig), where it can. */
 function tiedToUs(command: string, args: string[]): [string, string[]] {
-  return hasPdeathsig() ? ['setpriv', ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
+  const program = pdeathsigProgram();
+  return program ? [program, ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
 }
 
 export function tailFile(path: string, lines = 30): string {
@@ -53,11 +58,12 @@ export function tailFile(path: string, lines = 30): string {
   }
 }
 
-export function startProcess(name: string, command: string, args: string[], logPath: string): ManagedProcess {
+/** `env`: variables over this process's (kube-proxy's PATH, services.ts). */
+export function startProcess(name: string, command: string, args: string[], logPath: string, env?: NodeJS.ProcessEnv): ManagedProcess {
   installExitHook();
   const log = openSync(logPath, 'a');
   const [file, argv] = tiedToUs(command, args);
-  const child = spawn(file, argv, { stdio: ['ignore', log, log] });
+  const child = spawn(file, argv, { stdio: ['ignore', log, log], env: env ? { ...process.env, ...env } : undefined });
   closeSync(log);
   let done = false;
   const exited = new Promise<number | string>((resolve) => {

@@ -13,22 +13,26 @@
 // this host) has is never touched.
 
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execute, pidAlive, STATE_ROOT } from '../kubelet/process/network.ts';
+import { restoreIpForward } from '../kubelet/process/ip-forward.ts';
+import { ownerNow } from '../kubelet/process/state-root.ts';
+import { checkHostRoutes, clusterDNSIP, DEFAULT_ADDRESS_PLAN, kubernetesServiceIP, type AddressPlan } from './address-plan.ts';
 
+// The defaults of address-plan.ts (npm run dev's --pod-network-cidr, --service-cidr, --api-address move them).
 /** The pods' addresses: every node's 10.244.N.0/24 (dev/kubelet/node.ts). */
-export const CLUSTER_CIDR = '10.244.0.0/16';
+export const CLUSTER_CIDR = DEFAULT_ADDRESS_PLAN.clusterCIDR;
 /** kube-apiserver's --service-cluster-ip-range with serviceNetwork (kubeadm's default). */
-export const SERVICE_CIDR = '10.96.0.0/12';
+export const SERVICE_CIDR = DEFAULT_ADDRESS_PLAN.serviceCIDR;
 /** The `kubernetes` Service's ClusterIP: the first address of SERVICE_CIDR. */
-export const KUBERNETES_SERVICE_IP = '10.96.0.1';
+export const KUBERNETES_SERVICE_IP = kubernetesServiceIP(DEFAULT_ADDRESS_PLAN);
 /** The `kube-dns` Service's ClusterIP: what the process-mode kubelet writes into pods' resolv.conf. */
-export const CLUSTER_DNS_IP = '10.96.0.10';
+export const CLUSTER_DNS_IP = clusterDNSIP(DEFAULT_ADDRESS_PLAN);
 export const CLUSTER_DOMAIN = 'cluster.local';
 /** Outside CLUSTER_CIDR and SERVICE_CIDR: the API server is host traffic, not a pod. */
-export const API_ADDRESS = '10.245.0.1';
+export const API_ADDRESS = DEFAULT_ADDRESS_PLAN.apiAddress;
 export const API_LINK = 'neoset-api';
 export const KUBE_PROXY_TABLES = [
   ['ip', 'kube-proxy'],
@@ -39,6 +43,8 @@ const OWNER_DIR = join(STATE_ROOT, 'services');
 
 export interface ServiceNetworkClaim {
   address: string;
+  /** The ranges the claim was made for (the API server's service range, kube-proxy's cluster CIDR). */
+  plan: AddressPlan;
   /** Removes the interface (and its address) and the claim; never throws. */
   release(): Promise<void>;
 }
@@ -59,11 +65,11 @@ export async function deleteKubeProxyTables(): Promise<void> {
 }
 
 /**
- * Takes the machine's service network for this process: refuses when another live process has it,
- * removes what a crashed run left (its interface, kube-proxy's tables), then adds API_LINK with
- * API_ADDRESS. A kube-proxy table nobody of ours made (a real kube-proxy on this host) is refused.
+ * What a services stack whose process is gone left (its interface, kube-proxy's tables), removed;
+ * what was removed, and whose it was. Refuses when another live process has the service network, or
+ * when kube-proxy's tables are there and no stack of ours made them (a real kube-proxy on this host).
  */
-export async function claimServiceNetwork(log: (line: string) => void): Promise<ServiceNetworkClaim> {
+export async function removeStaleServiceNetwork(): Promise<{ pid: number; link: boolean; tables: string[] } | undefined> {
   const pid = await owner();
   if (pid !== undefined && pid !== process.pid && pidAlive(pid)) {
     throw new Error(`the services network (${API_LINK}, nftables table kube-proxy) belongs to another live process (pid ${pid}): one services stack per machine`);
@@ -72,11 +78,23 @@ export async function claimServiceNetwork(log: (line: string) => void): Promise<
   if (pid === undefined && tables.length > 0) {
     throw new Error(`nftables has ${tables.join(', ')} and no NeoSet stack made it: another kube-proxy runs on this machine`);
   }
-  if (pid !== undefined) {
-    await deleteKubeProxyTables();
-    await execute('ip', ['link', 'del', API_LINK]);
-    log(`removed what an earlier services stack (pid ${pid}) left: ${[API_LINK, ...tables].join(', ')}`);
-  }
+  if (pid === undefined) return undefined;
+  const link = (await execute('ip', ['link', 'del', API_LINK])).code === 0;
+  await deleteKubeProxyTables();
+  await rm(OWNER_DIR, { recursive: true, force: true });
+  return { pid, link, tables };
+}
+
+/**
+ * Takes the machine's service network for this process: refuses when another live process has it
+ * or when one of the host's routes covers an address of `plan` (address-plan.ts), removes what a
+ * crashed run left (its interface, kube-proxy's tables), then adds API_LINK with the plan's API address.
+ */
+export async function claimServiceNetwork(log: (line: string) => void, plan: AddressPlan = DEFAULT_ADDRESS_PLAN): Promise<ServiceNetworkClaim> {
+  const stale = await removeStaleServiceNetwork();
+  if (stale) log(`removed what an earlier services stack (pid ${stale.pid}) left: ${[API_LINK, ...stale.tables].join(', ')}`);
+  // Before the host is changed: a refusal leaves it as it was.
+  await checkHostRoutes(plan);
   await mkdir(OWNER_DIR, { recursive: true });
   await writeFile(join(OWNER_DIR, 'owner'), `${process.pid}\n`);
   const release = async () => {
@@ -84,31 +102,23 @@ export async function claimServiceNetwork(log: (line: string) => void): Promise<
     await rm(OWNER_DIR, { recursive: true, force: true });
     await rmdir(STATE_ROOT).catch(() => {}); // when no kubelet's state is left in it
   };
-  for (const args of [['link', 'add', API_LINK, 'type', 'bridge'], ['addr', 'add', `${API_ADDRESS}/32`, 'dev', API_LINK], ['link', 'set', API_LINK, 'up']]) {
+  for (const args of [['link', 'add', API_LINK, 'type', 'bridge'], ['addr', 'add', `${plan.apiAddress}/32`, 'dev', API_LINK], ['link', 'set', API_LINK, 'up']]) {
     const r = await execute('ip', args);
     if (r.code !== 0) {
       await release();
       throw new Error(`ip ${args.join(' ')}: ${r.stderr.trim()}`);
     }
   }
-  return { address: API_ADDRESS, release };
+  return { address: plan.apiAddress, plan, release };
 }
-
-const ownerNow = (dir: string): number | undefined => {
-  try {
-    const pid = Number(readFileSync(join(dir, 'owner'), 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-};
 
 /**
  * Removes, synchronously, what this process owns of the machine's networking — the process-mode
  * kubelets' network namespaces (what still runs in them killed first: the pods' processes are in
  * process groups of their own and do not die with us), their bridges and state, the service
- * network's interface and kube-proxy's tables — for an exit that cannot wait for the parts' stops
- * (a Ctrl-C during startup, the stop's deadline). Names as dev/kubelet/process/network.ts gives
+ * network's interface and kube-proxy's tables, and ip_forward as the host had it when no other node
+ * network lives (ip-forward.ts) — for an exit that cannot wait for the parts' stops (a Ctrl-C
+ * during startup, the stop's deadline). Names as dev/kubelet/process/network.ts gives
  * them (neoset<N>, neoset-<N>-<uid>). Never throws; what is not ours is not touched.
  */
 export function sweepNow(): void {
@@ -137,6 +147,7 @@ export function sweepNow(): void {
   }
   batch([...namespaces.map((ns) => `netns del ${ns}`), ...nodes.map((node) => `link del ${node}`), ...(ownsNetwork ? [`link del ${API_LINK}`] : [])]);
   for (const node of nodes) rmSync(join(STATE_ROOT, node), { recursive: true, force: true });
+  restoreIpForward();
   if (ownsNetwork) {
     for (const [family, name] of KUBE_PROXY_TABLES) sh('nft', ['delete', 'table', family, name]);
     rmSync(OWNER_DIR, { recursive: true, force: true });

@@ -9,7 +9,7 @@
 // traffic, which kube-proxy masquerades (to the bridge's address), so the reply comes back through
 // the host too.
 
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api, DiscoveryV1Api } from '@kubernetes/client-node';
 import { spawnSync } from 'node:child_process';
@@ -25,7 +25,8 @@ import { freePorts } from './ports.ts';
 import { probe, waitForHealthy } from './probe.ts';
 import { startProcess, type ManagedProcess } from './processes.ts';
 import { execute } from '../kubelet/process/network.ts';
-import { API_ADDRESS, CLUSTER_CIDR, deleteKubeProxyTables, kubeProxyTables } from './service-network.ts';
+import { clusterDNSIP, DEFAULT_ADDRESS_PLAN, type AddressPlan } from './address-plan.ts';
+import { deleteKubeProxyTables, kubeProxyTables } from './service-network.ts';
 import { PROCESS_GRACE_MS } from './shutdown.ts';
 
 export interface ServicesOptions {
@@ -35,6 +36,8 @@ export interface ServicesOptions {
    * endpoints only.
    */
   nodeName: string;
+  /** The ranges the control plane's service network was claimed for (default: address-plan.ts's defaults). */
+  addresses?: AddressPlan;
   /** CoreDNS ready within this. Default 60 s (the image must be in the kubelet's image table: coredns). */
   timeoutMs?: number;
   log?: (line: string) => void;
@@ -54,11 +57,11 @@ export interface Services {
   stopProxy(): Promise<void>;
 }
 
-function kubeProxyArgs(kubeconfig: string, nodeName: string, healthzPort: number, metricsPort: number): string[] {
+function kubeProxyArgs(kubeconfig: string, clusterCIDR: string, nodeName: string, healthzPort: number, metricsPort: number): string[] {
   return [
     `--kubeconfig=${kubeconfig}`,
     '--proxy-mode=nftables',
-    `--cluster-cidr=${CLUSTER_CIDR}`,
+    `--cluster-cidr=${clusterCIDR}`,
     '--detect-local-mode=ClusterCIDR',
     `--hostname-override=${nodeName}`,
     `--healthz-bind-address=127.0.0.1:${healthzPort}`,
@@ -83,30 +86,45 @@ async function kubeProxyKubeconfig(cp: ControlPlane): Promise<string> {
   return path;
 }
 
+/**
+ * The only program kube-proxy may run: nft, in a directory that is its whole PATH. At every start,
+ * whatever its mode, kube-proxy first removes the other modes' rules (platformCleanup,
+ * cmd/kube-proxy/app/server_linux.go; no flag turns it off): in nftables mode the iptables chains a
+ * kube-proxy in iptables or ipvs mode keeps (KUBE-SERVICES, KUBE-SVC-…, found with iptables-save),
+ * every IPVS virtual server of the host (ipvs.Flush) and the kube-ipvs0 interface. On a host whose own
+ * kube-proxy runs in one of those modes, that is its Services taken down. Without iptables on its
+ * PATH it finds no iptables to clean (utiliptables.NewBestEffort: none present), and without modprobe
+ * the IPVS cleanup gives up at once (`modprobe -va ip_vs` fails); nftables mode itself needs nft only
+ * (sigs.k8s.io/knftables). `kube-proxy --cleanup` is never run: it removes all three modes' rules.
+ */
+async function kubeProxyPath(dir: string): Promise<string> {
+  const nft = (await execute('sh', ['-c', 'command -v nft'])).stdout.trim();
+  if (!nft) throw new Error('nft (nftables) is not installed: kube-proxy runs in nftables mode');
+  const bin = join(dir, 'kube-proxy-path');
+  await rm(bin, { recursive: true, force: true });
+  await mkdir(bin, { recursive: true });
+  await symlink(nft, join(bin, 'nft'));
+  return bin;
+}
+
 export async function startServices(cp: ControlPlane, opts: ServicesOptions): Promise<Services> {
   const log = opts.log ?? (() => {});
-  if (new URL(cp.server).hostname !== API_ADDRESS) {
-    throw new Error(`startServices needs a control plane started with serviceNetwork (its API server at ${API_ADDRESS}), not ${cp.server}`);
+  const addresses = opts.addresses ?? DEFAULT_ADDRESS_PLAN;
+  if (new URL(cp.server).hostname !== addresses.apiAddress) {
+    throw new Error(`startServices needs a control plane started with serviceNetwork (its API server at ${addresses.apiAddress}), not ${cp.server}`);
   }
   const tables = await kubeProxyTables();
   if (tables.length > 0) throw new Error(`nftables already has ${tables.join(', ')}: another kube-proxy runs on this machine`);
-  const [binary, kubeconfig, [healthzPort, metricsPort]] = await Promise.all([resolveKubeProxy(), kubeProxyKubeconfig(cp), freePorts(2)]);
+  const [binary, kubeconfig, [healthzPort, metricsPort], path] = await Promise.all([resolveKubeProxy(), kubeProxyKubeconfig(cp), freePorts(2), kubeProxyPath(cp.dir)]);
   const logPath = join(cp.dir, 'kube-proxy.log');
-  const kubeProxy = startProcess('kube-proxy', binary, kubeProxyArgs(kubeconfig, opts.nodeName, healthzPort, metricsPort), logPath);
-  log(`started kube-proxy (pid ${kubeProxy.pid}, nftables), log ${logPath}`);
-  const manifests = corednsManifests();
+  const kubeProxy = startProcess('kube-proxy', binary, kubeProxyArgs(kubeconfig, addresses.clusterCIDR, opts.nodeName, healthzPort, metricsPort), logPath, { PATH: path });
+  log(`started kube-proxy (pid ${kubeProxy.pid}, nftables; no iptables or IPVS cleanup: only nft on its PATH), log ${logPath}`);
+  const manifests = corednsManifests(clusterDNSIP(addresses));
 
-  // kube-proxy's nftables mode keeps its rules in its two tables, deleted by name: for the dev
-  // stack's Ctrl-C, where starting `kube-proxy --cleanup` (a Go program) costs a second under load.
+  // kube-proxy's nftables mode keeps its rules in its two tables, deleted by name (what `kube-proxy
+  // --cleanup` would do for them, without its iptables and IPVS cleanup; see kubeProxyPath).
   const stopProxy = async () => {
     await kubeProxy.stop(PROCESS_GRACE_MS);
-    await deleteKubeProxyTables();
-  };
-  // `kube-proxy --cleanup` also tries the iptables and ipvs modes' rules (which need iptables and
-  // ipvsadm); ours are its two nftables tables, deleted by name. Nothing else of the host's is touched.
-  const stopProxyAndCleanUp = async () => {
-    await kubeProxy.stop(PROCESS_GRACE_MS);
-    await execute(binary, ['--cleanup', '--proxy-mode=nftables'], { timeoutMs: 10_000 });
     await deleteKubeProxyTables();
   };
   const stop = async () => {
@@ -115,7 +133,7 @@ export async function startServices(cp: ControlPlane, opts: ServicesOptions): Pr
       stdio: ['pipe', 'ignore', 'ignore'],
       timeout: 10_000,
     });
-    await stopProxyAndCleanUp();
+    await stopProxy();
     log('kube-proxy stopped, its nftables tables deleted, CoreDNS removed');
   };
 

@@ -58,6 +58,8 @@ export interface KubeletOptions {
    * daemonEndpoints port). Default: on in process mode; a simulated pod's log is empty.
    */
   logServer?: boolean;
+  /** The first two octets of the pods' /16 whose /24s the nodes take (address-plan.ts podNetworkOf). Default `10.244`. */
+  podNetwork?: string;
   /** The cluster's storage as a CSI driver would do it (volumes.ts: binds and resizes claims of class `standard`); off unless given. */
   volumes?: Pick<VolumesOptions, 'resizeDelayMs' | 'pollMs'>;
   log?: (msg: string) => void;
@@ -102,7 +104,7 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
           return undefined;
         })
       : undefined;
-  const node = await registerNode(opts.kubeConfig, nodeName, log, nodeResources.allocatable, logServer).catch(async (err: unknown) => {
+  const node = await registerNode(opts.kubeConfig, nodeName, log, nodeResources.allocatable, logServer, opts.podNetwork).catch(async (err: unknown) => {
     await logServer?.stop();
     throw err;
   });
@@ -120,7 +122,7 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
         { ...opts.processMode, cniPath: opts.processMode.cniPath ?? (await resolveCniPlugins()) },
         {
           core,
-          subnetIndex: Number(node.podSubnet.split('.')[2]),
+          podSubnet: node.podSubnet,
           onChange: (key) => queue.enqueue(key),
           log,
         },

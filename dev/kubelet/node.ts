@@ -16,7 +16,7 @@ import { describeError, statusCode } from './api-errors.ts';
 
 export interface RegisteredNode {
   hostIP: string;
-  /** The first three octets of the node's pod CIDR `10.244.N.0/24`; pod IPs are `<podSubnet>.<2..254>`. */
+  /** The first three octets of the node's pod CIDR `10.244.N.0/24` (`<podNetwork>.N`); pod IPs are `<podSubnet>.<2..254>`. */
   podSubnet: string;
   stop(): Promise<void>;
 }
@@ -41,10 +41,12 @@ export async function registerNode(
   log: (msg: string) => void,
   allocatable: { cpu: string; memory: string } = { cpu: '8', memory: '32Gi' },
   kubeletEndpoint?: KubeletEndpoint,
+  /** The first two octets of the cluster's pods' /16 (address-plan.ts): the nodes take its /24s. */
+  podNetwork = '10.244',
 ): Promise<RegisteredNode> {
   const core = kubeConfig.makeApiClient(CoreV1Api);
-  const node = await ensureNode(core, nodeName);
-  const index = subnetIndex(node.spec?.podCIDR) ?? 2;
+  const node = await ensureNode(core, nodeName, podNetwork);
+  const index = subnetIndex(node.spec?.podCIDR, podNetwork) ?? 2;
   const hostIP = `172.18.0.${index}`;
   await core.patchNodeStatus(
     { name: nodeName, body: { status: nodeStatus(nodeName, hostIP, allocatable, kubeletEndpoint) } },
@@ -67,7 +69,7 @@ export async function registerNode(
   await renewing;
   return {
     hostIP,
-    podSubnet: `10.244.${index}`,
+    podSubnet: `${podNetwork}.${index}`,
     async stop() {
       stopped = true;
       clearTimeout(timer);
@@ -77,7 +79,7 @@ export async function registerNode(
 }
 
 /** The Node named `nodeName`, created with a pod CIDR no other Node uses if it does not exist yet. */
-async function ensureNode(core: CoreV1Api, nodeName: string): Promise<V1Node> {
+async function ensureNode(core: CoreV1Api, nodeName: string, podNetwork: string): Promise<V1Node> {
   for (;;) {
     let existing: V1Node | undefined;
     try {
@@ -85,11 +87,11 @@ async function ensureNode(core: CoreV1Api, nodeName: string): Promise<V1Node> {
     } catch (err) {
       if (statusCode(err) !== 404) throw err;
     }
-    if (existing && subnetIndex(existing.spec?.podCIDR) !== undefined) return existing;
-    const used = new Set((await core.listNode()).items.map((n) => subnetIndex(n.spec?.podCIDR)));
+    if (existing && subnetIndex(existing.spec?.podCIDR, podNetwork) !== undefined) return existing;
+    const used = new Set((await core.listNode()).items.map((n) => subnetIndex(n.spec?.podCIDR, podNetwork)));
     let index = 2;
     while (used.has(index) && index < 254) index++;
-    const podCIDR = `10.244.${index}.0/24`;
+    const podCIDR = `${podNetwork}.${index}.0/24`;
     try {
       if (existing) {
         // spec.podCIDR may be set once, from empty (the node IPAM controller does the same).
@@ -127,9 +129,9 @@ async function ensureNode(core: CoreV1Api, nodeName: string): Promise<V1Node> {
  */
 export const MAX_PODS = 250;
 
-function subnetIndex(podCIDR: string | undefined): number | undefined {
-  const match = /^10\.244\.(\d+)\.0\/24$/.exec(podCIDR ?? '');
-  return match ? Number(match[1]) : undefined;
+function subnetIndex(podCIDR: string | undefined, podNetwork: string): number | undefined {
+  const [network, index] = [podCIDR?.split('.').slice(0, 2).join('.'), /^\d+\.\d+\.(\d+)\.0\/24$/.exec(podCIDR ?? '')?.[1]];
+  return network === podNetwork && index !== undefined ? Number(index) : undefined;
 }
 
 function nodeStatus(nodeName: string, hostIP: string, allocatable: { cpu: string; memory: string }, endpoint?: KubeletEndpoint): Record<string, unknown> {

@@ -4,7 +4,9 @@
 // probes, restarts with restartCount and lastState, and nothing left once pods or the kubelet stop.
 
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestNamespace, kubeConfig, type TestNamespace } from '../cluster/harness.ts';
@@ -19,6 +21,8 @@ let staleSleeper: number;
 const core = () => kubeConfig().makeApiClient(CoreV1Api);
 const kubeletLog: string[] = [];
 const ECHO = 'neoset.local/echo-server:1';
+/** The one directory hostPath volumes may name (the dev stack gives its own --dir). */
+const HOST_DIR = mkdtempSync(join(tmpdir(), 'neoset-process-pods-host-'));
 
 const netnsList = () => execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' });
 const index = () => subnet.split('.')[2];
@@ -63,6 +67,7 @@ beforeAll(async () => {
         { image: 'neoset.local/python-http:*', entrypoint: ['/usr/bin/python3', '-m', 'http.server', '8080'], workingDir: '/tmp' },
       ],
       backoffMs: 500,
+      hostPathRoot: HOST_DIR,
     },
   });
   const node = await core().readNode({ name: kubelet.nodeName });
@@ -80,6 +85,7 @@ afterAll(async () => {
     await Promise.all(pods.items.map((p) => core().deleteNamespacedPod({ name: p.metadata!.name!, namespace, gracePeriodSeconds: 0 }).catch(() => {})));
     await ns?.cleanup();
   } finally {
+    rmSync(HOST_DIR, { recursive: true, force: true });
     if (process.env.KUBELET_LOG) console.log(kubeletLog.join('\n'));
   }
 });
@@ -217,6 +223,57 @@ describe('process-mode kubelet', () => {
     console.log(`[process-pods] a pod listening at once, periodSeconds 10: Ready ${ms} ms after its creation`);
     expect(ms).toBeLessThan(6000);
     await core().deleteNamespacedPod({ name: 'quick', namespace, gracePeriodSeconds: 0 });
+  });
+
+  // Process-mode pods run as root on the host's file system (issue 34): whoever may create a pod in
+  // the dev cluster must not be given the host's paths or a root shell by it.
+  const waitingReason = (name: string) =>
+    waitFor(async () => {
+      const cs = (await readPod(name)).status?.containerStatuses?.[0];
+      return cs?.state?.waiting?.reason === 'CreateContainerConfigError' || cs?.state?.running ? cs : undefined;
+    }, { what: `${name} running or refused`, timeoutMs: 20_000 });
+
+  it("bind-mounts a hostPath under the stack's directory only, symlinks resolved", async () => {
+    mkdirSync(join(HOST_DIR, 'data'));
+    writeFileSync(join(HOST_DIR, 'data', 'greeting'), 'from the stack dir');
+    symlinkSync('/etc', join(HOST_DIR, 'etc-link'));
+    const withHostPath = (name: string, path: string) => {
+      const pod = echoPod(name, { volumeMounts: [{ name: 'host', mountPath: '/mnt/neoset-host' }] });
+      pod.spec!.volumes = [{ name: 'host', hostPath: { path } }];
+      return core().createNamespacedPod({ namespace, body: pod });
+    };
+    await withHostPath('host-in', join(HOST_DIR, 'data'));
+    await withHostPath('host-etc', '/etc');
+    await withHostPath('host-link', join(HOST_DIR, 'etc-link'));
+    const inside = await running('host-in');
+    expect((await waitFor(() => get(inside.status!.podIP!, '/file?path=/mnt/neoset-host/greeting').catch(() => undefined), { what: 'host-in' })).text).toBe('from the stack dir');
+    for (const name of ['host-etc', 'host-link']) {
+      const cs = await waitingReason(name);
+      console.log(`[process-pods] ${name}: ${JSON.stringify(cs.state)}`);
+      expect(cs.state?.waiting?.reason, `${name} ran with the host's /etc mounted`).toBe('CreateContainerConfigError');
+      expect(cs.state?.waiting?.message).toContain(`is outside ${HOST_DIR}`);
+    }
+    await Promise.all(['host-in', 'host-etc', 'host-link'].map((name) => core().deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 })));
+  });
+
+  it("never runs a pod's command for NeoSet's image (it would run as root on the host)", async () => {
+    const owned = join(HOST_DIR, 'owned');
+    await core().createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: 'neoset-cmd', namespace },
+        spec: {
+          terminationGracePeriodSeconds: 0,
+          containers: [{ name: 'fn', image: 'ghcr.io/neoset/neoset:0.1.0', env: [{ name: 'NEOSET_FUNCTION', value: 'reconcile' }], command: ['sh', '-c', `id > ${owned}; sleep 600`] }],
+        },
+      },
+    });
+    const cs = await waitingReason('neoset-cmd');
+    console.log(`[process-pods] neoset-cmd: ${JSON.stringify(cs.state)}`);
+    expect(cs.state?.waiting?.reason, 'the command ran').toBe('CreateContainerConfigError');
+    expect(cs.state?.waiting?.message).toContain('a command is not run');
+    expect(existsSync(owned)).toBe(false);
+    await core().deleteNamespacedPod({ name: 'neoset-cmd', namespace, gracePeriodSeconds: 0 });
   });
 
   it('removes the processes and the network namespace of a deleted pod', async () => {

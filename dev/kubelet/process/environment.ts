@@ -122,12 +122,38 @@ function resourceField(container: V1Container, resource: string): string {
   return String(unit ? Number(q.slice(0, -unit.length)) * units[unit] : Number(q));
 }
 
+/** An image table entry as commandLine reads it (fixedCommand: false when absent). */
+type RunEntry = Omit<ImageEntry, 'fixedCommand'> & { fixedCommand?: boolean };
+
+/** Variables that make a program load other code than its own: refused for a fixedCommand image. */
+const LOADS_CODE = ['NODE_OPTIONS', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT'];
+
+/**
+ * Refuses, for an image that runs only its own program (image-table.ts fixedCommand), a pod's
+ * `command`, a variable in LOADS_CODE, and a $(VAR) of the entrypoint whose value is more than a name
+ * (`functions/$(NEOSET_FUNCTION)/server.ts` must not become a path of the pod's choosing).
+ */
+function checkFixedCommand(container: V1Container, image: RunEntry, env: Record<string, string>): void {
+  const refuse = (what: string) => {
+    throw new ContainerConfigError(`${container.image}: ${what}: this image runs its own program only (process-mode pods run as root on this host)`);
+  };
+  if (container.command?.length) refuse('a command is not run');
+  const loads = LOADS_CODE.find((name) => (container.env ?? []).some((e) => e.name === name) || Object.hasOwn(env, name) && !Object.hasOwn(image.env, name));
+  if (loads) refuse(`${loads} is not honoured`);
+  for (const part of [...image.entrypoint, ...image.cmd]) {
+    for (const [, name] of part.matchAll(/\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g)) {
+      if (Object.hasOwn(env, name) && !/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(env[name])) refuse(`${name}=${JSON.stringify(env[name].slice(0, 64))} is not a name`);
+    }
+  }
+}
+
 /**
  * The process's argv and env: the spec's command replaces the image's entrypoint (and then its cmd
  * too), the spec's args replace the image's cmd; both expanded with the container's env. `node` as
  * the program is this repository's Node 24 (the image table's images are run from the checkout).
+ * An image that runs only its own program refuses what would change it (checkFixedCommand).
  */
-export function commandLine(container: V1Container, image: ImageEntry, specEnv: Record<string, string>, hostname: string) {
+export function commandLine(container: V1Container, image: RunEntry, specEnv: Record<string, string>, hostname: string) {
   const env: Record<string, string> = {
     PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     HOME: '/root',
@@ -135,6 +161,7 @@ export function commandLine(container: V1Container, image: ImageEntry, specEnv: 
     ...image.env,
     ...specEnv,
   };
+  if (image.fixedCommand) checkFixedCommand(container, image, env);
   const expandAll = (list: string[]) => list.map((s) => expand(s, env));
   const argv = container.command?.length
     ? [...expandAll(container.command), ...expandAll(container.args ?? [])]

@@ -10,6 +10,8 @@
 // A default entry may name a program built for the stack as {program:NAME} in its entrypoint (e.g.
 // CoreDNS's binary, dev/cluster/build-coredns.sh): it is in the table only when the kubelet is given
 // that program (ProcessModeOptions.programs), so without it such images stay simulated.
+// The default entries, and the stack's (Knative's, dev/cluster/knative.ts), are `fixedCommand`: the
+// image runs the table's program, never a pod's `command` (process-mode pods run as root).
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +25,11 @@ const entrySchema = z
     cmd: z.array(z.string().max(4096)).max(256).default([]),
     workingDir: z.string().max(4096).optional(),
     env: z.record(z.string().max(256), z.string().max(65536)).default({}),
+    // The image runs its own program only (environment.ts commandLine): a pod's `command` is refused,
+    // and so is what would make the program run other code (NODE_OPTIONS, LD_PRELOAD, a $(VAR) of
+    // the entrypoint naming a path). Its processes run as root on this host; whoever may create a
+    // pod in the dev cluster must not get a root shell on it by naming the stack's own images.
+    fixedCommand: z.boolean().default(false),
   })
   .strict();
 export type ImageTableEntry = z.input<typeof entrySchema>;
@@ -42,9 +49,10 @@ export const DEFAULT_IMAGE_TABLE: ImageTableEntry[] = [
     entrypoint: ['{node}', '--enable-source-maps', 'functions/$(NEOSET_FUNCTION)/server.ts'],
     workingDir: '{checkout}',
     env: { NODE_ENV: 'production', PORT: '8080' },
+    fixedCommand: true,
   },
   // The cluster DNS (dev/cluster/coredns.ts), whatever tag the Deployment names: our build runs it.
-  { image: 'registry.k8s.io/coredns/coredns:*', entrypoint: ['{program:coredns}'] },
+  { image: 'registry.k8s.io/coredns/coredns:*', entrypoint: ['{program:coredns}'], fixedCommand: true },
 ];
 
 export interface ImageTable {

@@ -2,7 +2,8 @@
 // parameters in CNI_* variables, the network configuration on stdin, the result on stdout): a network
 // namespace per pod, `loopback` on lo, then `bridge` with `host-local` IPAM on eth0 — one bridge per
 // node (neoset<N>, gateway 10.244.N.1, which is also how the host reaches pod IPs; the host forwards
-// between the nodes' bridges). No ipMasq: nothing here reaches outside the machine, and masquerade
+// between the nodes' bridges, so the bridge plugin turns net.ipv4.ip_forward on: ip-forward.ts puts
+// it back). No ipMasq: nothing here reaches outside the machine, and masquerade
 // would need iptables. The IP is the one the kubelet already chose for the pod, asked of host-local
 // with CNI_ARGS IP=, so simulated and process pods share one allocation.
 // Everything is named neoset-<N>-… (network namespaces) or neoset<N> (bridges) and its state lives
@@ -12,8 +13,10 @@
 import { mkdir, readFile, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runProcess } from '../../cluster/processes.ts';
+import { recordIpForward, restoreIpForward } from './ip-forward.ts';
+import { pidAlive, STATE_ROOT } from './state-root.ts';
 
-export const STATE_ROOT = '/run/neoset';
+export { pidAlive, STATE_ROOT };
 const CNI_VERSION = '1.0.0';
 
 export interface NodeNetwork {
@@ -52,15 +55,6 @@ async function must(file: string, args: string[], opts?: Parameters<typeof execu
   return r.stdout;
 }
 
-export const pidAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
 async function ownerOf(dir: string): Promise<number | undefined> {
   const text = await readFile(join(dir, 'owner'), 'utf8').catch(() => '');
   const pid = Number(text.trim());
@@ -88,11 +82,12 @@ async function netnsList(): Promise<string[]> {
  * two `ip -batch` runs however many there are — a spawn holds this process's event loop for about
  * 8 ms here, and three per pod made a stopping kubelet of 18 pods lag by most of a second.
  */
-async function deleteNetns(names: string[]): Promise<void> {
-  if (names.length === 0) return;
+async function deleteNetns(names: string[]): Promise<number> {
+  if (names.length === 0) return 0;
   // -force: on through the names that are gone already.
   const batch = (command: 'pids' | 'del') => execute('ip', ['-force', '-batch', '-'], { input: names.map((name) => `netns ${command} ${name}\n`).join('') });
-  for (const pid of (await batch('pids')).stdout.split('\n').map(Number).filter((p) => p > 0)) {
+  const pids = (await batch('pids')).stdout.split('\n').map(Number).filter((p) => p > 0);
+  for (const pid of pids) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
@@ -100,13 +95,26 @@ async function deleteNetns(names: string[]): Promise<void> {
     }
   }
   await batch('del');
+  return pids.length;
+}
+
+/** What cleanStale removed: node networks (neoset<N>: bridge and state), namespaces, the processes in them. */
+export interface StaleNodes {
+  nodes: string[];
+  namespaces: number;
+  processes: number;
+  /** ip_forward written back (ip-forward.ts), when it changed. */
+  ipForward?: string;
 }
 
 /**
  * What runs left behind for node indexes whose owner is gone: their namespaces (and processes),
- * bridges and state directories. Only names this module gives are looked at.
+ * bridges and state directories; then ip_forward as the host had it, when no live owner is left.
+ * Only names this module gives are looked at. `taking`: the index this process is about to take
+ * (what it left itself is stale too); -1 for none.
  */
-export async function cleanStale(taking: number, log: (msg: string) => void): Promise<void> {
+export async function cleanStale(taking: number, log: (msg: string) => void): Promise<StaleNodes> {
+  const removed: StaleNodes = { nodes: [], namespaces: 0, processes: 0 };
   const indexes = new Set<number>();
   const namespaces = await netnsList();
   for (const ns of namespaces) {
@@ -122,23 +130,32 @@ export async function cleanStale(taking: number, log: (msg: string) => void): Pr
   for (const index of indexes) {
     if (await ownedElsewhere(index, taking)) continue;
     const stale = namespaces.filter((ns) => ns.startsWith(`neoset-${index}-`));
-    await deleteNetns(stale);
+    const killed = await deleteNetns(stale);
     await execute('ip', ['link', 'del', `neoset${index}`]);
     await rm(join(STATE_ROOT, `neoset${index}`), { recursive: true, force: true });
-    log(`cleaned what an earlier run left of neoset${index} (${stale.length} network namespaces)`);
+    log(`cleaned what an earlier run left of neoset${index} (${stale.length} network namespaces, ${killed} processes)`);
+    removed.nodes.push(`neoset${index}`);
+    removed.namespaces += stale.length;
+    removed.processes += killed;
   }
+  removed.ipForward = restoreIpForward();
+  if (removed.ipForward !== undefined) log(`net.ipv4.ip_forward set back to ${removed.ipForward}, as the host had it before an earlier run`);
+  return removed;
 }
 
 /** The node's network: its bridge is made by the first CNI ADD (the bridge plugin creates it). */
-export async function createNodeNetwork(index: number, cniPath: string, log: (msg: string) => void): Promise<NodeNetwork> {
+export async function createNodeNetwork(index: number, cniPath: string, log: (msg: string) => void, podNetwork = '10.244'): Promise<NodeNetwork> {
+  const subnet = `${podNetwork}.${index}.0/24`;
   const other = await ownedElsewhere(index, index);
-  if (other) throw new Error(`neoset${index} (10.244.${index}.0/24) belongs to another live kubelet process (pid ${other})`);
+  if (other) throw new Error(`neoset${index} (${subnet}) belongs to another live kubelet process (pid ${other})`);
   await cleanStale(index, log);
   const bridge = `neoset${index}`;
   const dir = join(STATE_ROOT, bridge);
   await mkdir(join(dir, 'ipam'), { recursive: true });
   await writeFile(join(dir, 'owner'), `${process.pid}\n`);
-  const gateway = `10.244.${index}.1`;
+  // Before the first CNI ADD turns forwarding on: what stop() (or, after a crash, a later start) writes back.
+  recordIpForward();
+  const gateway = `${podNetwork}.${index}.1`;
   const bridgeConfig = {
     cniVersion: CNI_VERSION,
     name: bridge,
@@ -149,7 +166,7 @@ export async function createNodeNetwork(index: number, cniPath: string, log: (ms
     hairpinMode: true,
     ipam: {
       type: 'host-local',
-      ranges: [[{ subnet: `10.244.${index}.0/24`, gateway }]],
+      ranges: [[{ subnet, gateway }]],
       routes: [{ dst: '0.0.0.0/0' }],
       dataDir: join(dir, 'ipam'),
     },
@@ -203,6 +220,8 @@ export async function createNodeNetwork(index: number, cniPath: string, log: (ms
       await execute('ip', ['link', 'del', bridge]);
       // Retried: a sync still in flight may be writing a pod's files as they go.
       await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
+      const restored = restoreIpForward();
+      if (restored !== undefined) log(`net.ipv4.ip_forward set back to ${restored}, as the host had it`);
       await rmdir(STATE_ROOT).catch(() => {}); // when no other node's state is left in it
     },
   };

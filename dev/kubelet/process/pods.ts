@@ -30,6 +30,11 @@ export interface ProcessModeOptions {
   /** The nameserver of ClusterFirst pods' resolv.conf. Default 10.96.0.10 (the cluster DNS comes in a later step). */
   clusterDNS?: string;
   clusterDomain?: string;
+  /**
+   * The one directory whose paths hostPath volumes may name (the dev stack's own, symlinks resolved);
+   * any other hostPath is refused with CreateContainerConfigError (volumes.ts). Default: none at all.
+   */
+  hostPathRoot?: string;
   /** First crash-loop back-off (kubelet: 10 s, doubling to 5 min). */
   backoffMs?: number;
   maxBackoffMs?: number;
@@ -67,10 +72,12 @@ interface Sandbox {
 
 export async function createProcessPods(
   opts: ProcessModeOptions,
-  ctx: { core: CoreV1Api; subnetIndex: number; onChange: (key: string) => void; log: (msg: string) => void },
+  /** podSubnet: the node's `<a>.<b>.<N>` (its pods' /24). */
+  ctx: { core: CoreV1Api; podSubnet: string; onChange: (key: string) => void; log: (msg: string) => void },
 ): Promise<ProcessPods> {
   const table = createImageTable(opts.imageTable, process.env, opts.programs);
-  const network: NodeNetwork = await createNodeNetwork(ctx.subnetIndex, opts.cniPath, ctx.log);
+  const [a, b, index] = ctx.podSubnet.split('.');
+  const network: NodeNetwork = await createNodeNetwork(Number(index), opts.cniPath, ctx.log, `${a}.${b}`);
   const dns: DnsSettings = { clusterDNS: opts.clusterDNS ?? '10.96.0.10', clusterDomain: opts.clusterDomain ?? 'cluster.local' };
   const pods = new Map<string, Sandbox>();
   const source: ObjectSource = {
@@ -109,7 +116,7 @@ export async function createProcessPods(
     }
     try {
       const env = await containerEnv(pod, container, sandbox.podIP, source, serviceEnv(linkedServices(pod, await services(pod))));
-      const volumes = await writeVolumes(pod, sandbox.podIP, join(sandbox.dir, 'volumes'), source, ctx.core);
+      const volumes = await writeVolumes(pod, sandbox.podIP, join(sandbox.dir, 'volumes'), source, ctx.core, opts.hostPathRoot);
       const line = commandLine(container, image, env, hostnameOf(pod));
       sandbox.waiting.delete(name);
       sandbox.runs.set(

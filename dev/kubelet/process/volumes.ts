@@ -2,12 +2,16 @@
 // mounts that put them where each container's volumeMounts say (done in the container's own mount
 // namespace: see container-command.ts). Like kubelet: ConfigMap and Secret keys become files (items
 // choose keys and paths), a projected volume merges its sources, a ServiceAccount token comes from
-// the TokenRequest API bound to the pod, emptyDir is an empty directory, hostPath the host's path.
+// the TokenRequest API bound to the pod, emptyDir is an empty directory. Unlike kubelet, hostPath is
+// the host's path only under the directory the kubelet is given (hostPathRoot, the dev stack's own),
+// symlinks resolved, and refused elsewhere (CreateContainerConfigError): these pods' processes run as
+// root on the host's file system, and whoever may create a pod in the dev cluster is not thereby
+// given the host's /etc or /root.
 // Not done in this step: refreshing tokens (kubelet rewrites them at 80 % of their life; ours live
 // expirationSeconds, default 1 h) and updating ConfigMap/Secret files after a change.
 
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join, normalize } from 'node:path';
+import { mkdir, realpath, writeFile } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
 import type { CoreV1Api, V1Container, V1KeyToPath, V1Pod, V1Volume } from '@kubernetes/client-node';
 import { ContainerConfigError, podField, type ObjectSource } from './environment.ts';
 
@@ -44,13 +48,37 @@ async function objectData(source: ObjectSource, kind: 'configMap' | 'secret', na
   return data ?? {};
 }
 
-/** Writes the pod's volumes under `root` (one directory each); returns each volume's host path. */
-export async function writeVolumes(pod: V1Pod, podIP: string, root: string, source: ObjectSource, core: CoreV1Api): Promise<Map<string, string>> {
+/** `path` with every symlink resolved, as far as it exists (the rest as written: a mount of it fails). */
+async function resolved(path: string): Promise<string> {
+  try {
+    return await realpath(path);
+  } catch {
+    const parent = dirname(path);
+    return parent === path ? path : join(await resolved(parent), basename(path));
+  }
+}
+
+/** A hostPath volume's path, resolved, when it lies under `allowed` (resolved too); else a ContainerConfigError. */
+async function hostPathUnder(path: string, allowed: string | undefined): Promise<string> {
+  if (!allowed) throw new ContainerConfigError(`hostPath ${path}: hostPath volumes are not run here (process-mode pods run as root on this host)`);
+  const real = isAbsolute(path) ? await resolved(normalize(path)) : undefined;
+  const root = await resolved(allowed);
+  if (real === undefined || (real !== root && !real.startsWith(`${root}/`))) {
+    throw new ContainerConfigError(`hostPath ${path} is outside ${allowed}: process-mode pods run as root on this host, and bind-mount host paths only from the dev stack's directory`);
+  }
+  return real;
+}
+
+/**
+ * Writes the pod's volumes under `root` (one directory each); returns each volume's host path. A
+ * hostPath is honoured only under `hostPathRoot` (none: no hostPath at all).
+ */
+export async function writeVolumes(pod: V1Pod, podIP: string, root: string, source: ObjectSource, core: CoreV1Api, hostPathRoot?: string): Promise<Map<string, string>> {
   const namespace = pod.metadata?.namespace ?? 'default';
   const paths = new Map<string, string>();
   for (const volume of pod.spec?.volumes ?? []) {
     if (volume.hostPath) {
-      paths.set(volume.name, volume.hostPath.path);
+      paths.set(volume.name, await hostPathUnder(volume.hostPath.path, hostPathRoot));
       continue;
     }
     const dir = inside(root, volume.name);
