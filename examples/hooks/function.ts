@@ -1,7 +1,8 @@
 // The hook owner as a small function (hono, the shape of NeoSet's own): it takes NeoSet's lifecycle
-// CloudEvents (type io.neo.neoset.lifecycle.<state>, the pod's name as subject, the Pod as data) and
-// answers an empty 2xx. The event is a hint: only the pod's name is taken from it — not the Pod in its
-// data, not the state as the last word — and owner.ts acts on the pod as it reads it. An event whose
+// CloudEvents (type io.neo.neoset.lifecycle.<state>, the pod's name as subject, its identity and state
+// as data: name, namespace, uid, NeoSet and handler labels — never its env, annotations or spec) and
+// answers an empty 2xx. The event is a hint: only the pod's name is taken from it — not the data, not
+// the state as the last word — and owner.ts acts on the pod as it reads it. An event whose
 // pod does not carry the state it claims (forged, or stale) is answered 2xx too and logged: a
 // redelivery would not change the pod.
 import { HTTP } from 'cloudevents';

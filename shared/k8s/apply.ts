@@ -25,9 +25,9 @@ import { inPlaceUpdateDuration } from '../metrics/registry.ts';
 import { ApiError, type KubeClient } from './client.ts';
 import { mapBounded } from './coalesce.ts';
 import { eventBatch, recordEvent } from './events.ts';
-import { reportFailure, withoutFailure } from './failures.ts';
+import { OwnRefusal, reportFailure, withoutFailure } from './failures.ts';
 import { ownerOf, type Owner } from './owner.ts';
-import type { LifecycleSink } from '../events/lifecycle-sink.ts';
+import { lifecyclePod, type LifecycleSink } from '../events/lifecycle-sink.ts';
 import { notificationEvent, type NotificationSink } from '../events/notify.ts';
 import { notifications } from '../core/notifications.ts';
 
@@ -85,7 +85,7 @@ export interface ApplyOptions {
 }
 
 /** Raised inside the applier for an AlreadyExists that is not a race of ours; reported like any refusal. */
-class NameTakenError extends ApiError {}
+class NameTakenError extends OwnRefusal {}
 
 /**
  * A write that would go out without a resourceVersion: the API server takes a patch, a PUT or a
@@ -93,7 +93,7 @@ class NameTakenError extends ApiError {}
  * (SPEC §2: "never an empty one"). Refused before any request, reported like any refusal: 428,
  * HTTP's "the server requires the request to be conditional".
  */
-export class UnconditionalWriteError extends ApiError {
+export class UnconditionalWriteError extends OwnRefusal {
   constructor(verb: string, name: string) {
     super(verb, name, 428, 'PreconditionRequired', `refused to write ${name} without a resourceVersion: the write would be unconditional`);
     this.name = 'UnconditionalWriteError';
@@ -442,7 +442,9 @@ async function applyAction(client: KubeClient, ns: string, action: Action, ctx: 
     case 'setLifecycle': {
       const r = await patchPod(action.pod, { metadata: { labels: { [LABEL_LIFECYCLE_STATE]: action.state }, annotations: { [ANNOTATION_LIFECYCLE_SINCE]: action.since } } });
       // Sent once the state is on the pod, in the order of the pod's writes (SPEC §4.10).
-      if (ctx.sink && r) await ctx.sink({ state: action.state, namespace: ns, neoset: ctx.owner.name, pod: r as Record<string, unknown> });
+      // The pod's identity and state, never the Pod: the sink is shared (SPEC §2.5, lifecycle-sink.ts).
+      const handlers = [ctx.neoset?.spec.lifecycle?.preUpdate, ctx.neoset?.spec.lifecycle?.postUpdate].flatMap((h) => Object.keys(h?.labelsHandler ?? {}));
+      if (ctx.sink && r) await ctx.sink({ state: action.state, namespace: ns, neoset: ctx.owner.name, pod: lifecyclePod(r, ns, handlers) });
       return;
     }
     case 'recordEvent':

@@ -2,8 +2,9 @@
 // "AlreadyExists stalls silently", "write failures are invisible"), on the real API server:
 //   - `kubectl delete neo --cascade=orphan` then re-apply: the pods and revisions are adopted;
 //   - a pod of that name that cannot be adopted: a Warning Event and the ReplicaFailure condition;
-//   - a ResourceQuota that forbids a pod: FailedCreate with the API server's own message in
-//     `kubectl describe neo`, and the invocation's log line lists the writes made before it.
+//   - a ResourceQuota that forbids a pod: FailedCreate with the refusal's code and reason in
+//     `kubectl describe neo` (SPEC §2.5: not the API server's message), and the invocation's log
+//     line has the message and lists the writes made before it.
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,7 +91,7 @@ describe('a name that cannot be adopted is reported, not retried in silence', ()
 
 describe('a ResourceQuota that forbids a pod', () => {
   const NAME = 'quota';
-  it('kubectl describe neo shows FailedCreate with the API server message; the log line lists the writes before it', async () => {
+  it('kubectl describe neo shows FailedCreate with the refusal\'s code and reason; the log line has the API server message and lists the writes before it', async () => {
     const quota = {
       apiVersion: 'v1',
       kind: 'ResourceQuota',
@@ -109,10 +110,12 @@ describe('a ResourceQuota that forbids a pod', () => {
       20_000,
     );
     expect(failure.reason).toBe('FailedCreate');
-    expect(failure.message).toMatch(/exceeded quota: three-pods/);
+    // The Status's code and reason, not its message (SPEC §2.5: it may name what the NeoSet's readers
+    // may not read); the reconcile log line below keeps the API server's words for the operator.
+    expect(failure.message).toMatch(/^create Pod \S+: 403 Forbidden$/);
     await untilEvents(stack, NAME, 'Warning FailedCreate', (list) => list.some((e) => e.type === 'Warning' && e.reason === 'FailedCreate'));
     const describe = await stack.kubectl(['describe', 'neo', NAME]);
-    expect(describe.stdout).toMatch(/Warning\s+FailedCreate\s+.*exceeded quota: three-pods/);
+    expect(describe.stdout).toMatch(/Warning\s+FailedCreate\s+.*create Pod \S+: 403 Forbidden/);
     // The invocation logs its line once its writes are done, which may be after the status was seen.
     const line = await stack.observer.until('the log line of the refused reconcile', () => logLines.find((l) => JSON.stringify(l).includes('exceeded quota')), 10_000);
     const outcome = (line?.neosets as { result: string; actions: string[] }[] | undefined)?.find((o) => o.result === 'failed');

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { ANNOTATION_INPLACE_STATE, LABEL_LIFECYCLE_STATE } from '../../shared/api/names.ts';
 import type { Pod } from '../../shared/core/objects.ts';
-import { lifecycleCloudEvent, type LifecycleEvent } from '../../shared/events/lifecycle-sink.ts';
+import { lifecycleCloudEvent, lifecyclePod, type LifecycleEvent } from '../../shared/events/lifecycle-sink.ts';
 import { createHookApp } from '../../examples/hooks/function.ts';
 import { createOwner, ROLE, SERVING } from '../../examples/hooks/owner.ts';
 import { neosetManifest, paths, startStack, type Stack } from '../e2e/stack.ts';
@@ -125,7 +125,7 @@ describe('update hooks (§4.10)', () => {
     const forgedPod = structuredClone(primary);
     forgedPod.metadata.labels = { ...forgedPod.metadata.labels, [LABEL_LIFECYCLE_STATE]: 'PreparingUpdate' };
     for (const state of ['PreparingUpdate', 'Updated']) {
-      const message = HTTP.binary(lifecycleCloudEvent({ state: state as LifecycleEvent['state'], namespace: stack.namespace, neoset: 'mysql', pod: forgedPod as unknown as Record<string, unknown> }));
+      const message = HTTP.binary(lifecycleCloudEvent({ state: state as LifecycleEvent['state'], namespace: stack.namespace, neoset: 'mysql', pod: lifecyclePod(forgedPod, stack.namespace, [SERVING]) }));
       const res = await app.request('/', { method: 'POST', headers: message.headers as Record<string, string>, body: message.body as string });
       expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: '' });
     }

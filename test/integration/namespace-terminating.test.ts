@@ -14,6 +14,7 @@ import { GROUP, PLURAL } from '../../shared/api/names.ts';
 import type { NeoSetStatus } from '../../shared/api/neoset.ts';
 import { CONDITION_REPLICA_FAILURE } from '../../shared/core/status/conditions.ts';
 import { poll } from '../../dev/cluster/wait.ts';
+import { applyDenyPolicy, type DenyPolicy } from '../cluster/deny-policy.ts';
 import { kubectl } from '../cluster/harness.ts';
 import { applyNeoSet, untilStatus } from '../e2e/helpers.ts';
 import { neosetManifest, paths, startStack, type Stack } from '../e2e/stack.ts';
@@ -32,7 +33,7 @@ interface RunOutcome {
 
 describe('a NeoSet in a namespace being deleted', () => {
   let stack: Stack;
-  let policy = '';
+  let policy: DenyPolicy | undefined;
   const outcomes: RunOutcome[] = [];
   // The functions' log lines, as an operator reads them: each event's line carries its runs' outcomes.
   const logs = new Writable({
@@ -48,30 +49,12 @@ describe('a NeoSet in a namespace being deleted', () => {
 
   beforeAll(async () => {
     stack = await startStack({ prefix: 'ns-terminating', logger: pino({ level: 'info' }, logs) });
-    policy = `neoset-test-hold-${stack.namespace}`;
-    const manifests = [
-      {
-        apiVersion: 'admissionregistration.k8s.io/v1',
-        kind: 'ValidatingAdmissionPolicy',
-        metadata: { name: policy },
-        spec: {
-          failurePolicy: 'Fail',
-          matchConstraints: {
-            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': stack.namespace } },
-            resourceRules: [{ apiGroups: [GROUP], apiVersions: ['*'], operations: ['DELETE'], resources: [PLURAL] }],
-          },
-          validations: [{ expression: 'false', message: HELD }],
-        },
-      },
-      {
-        apiVersion: 'admissionregistration.k8s.io/v1',
-        kind: 'ValidatingAdmissionPolicyBinding',
-        metadata: { name: policy },
-        spec: { policyName: policy, validationActions: ['Deny'] },
-      },
-    ];
-    const applied = await kubectl(['apply', '-f', '-'], { input: manifests.map((m) => JSON.stringify(m)).join('\n') });
-    if (applied.code !== 0) throw new Error(`kubectl apply (the policy): ${applied.stderr}`);
+    policy = await applyDenyPolicy({
+      name: `neoset-test-hold-${stack.namespace}`,
+      namespace: stack.namespace,
+      resourceRules: [{ apiGroups: [GROUP], apiVersions: ['*'], operations: ['DELETE'], resources: [PLURAL] }],
+      validations: [{ expression: 'false', message: HELD }],
+    });
     await applyNeoSet(stack, neosetManifest({ name: NAME, replicas: 3 }));
     await untilStatus(stack, NAME, '3 ready pods, Idle', (n, pods) => n.status?.readyReplicas === 3 && pods.length === 3 && n.status?.phase === 'Idle');
     // The API server compiles a policy asynchronously: a dry-run deletion is refused once it holds.
@@ -82,9 +65,7 @@ describe('a NeoSet in a namespace being deleted', () => {
   });
 
   afterAll(async () => {
-    if (policy) {
-      for (const kind of ['validatingadmissionpolicybinding', 'validatingadmissionpolicy']) await kubectl(['delete', kind, policy, '--ignore-not-found', '--wait=false']);
-    }
+    await policy?.remove();
     await stack?.stop();
   });
 
