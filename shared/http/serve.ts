@@ -135,10 +135,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   let closing = false;
   // A connection that sends nothing is no request yet, which neither deadline covers (Node keeps it
   // open for good): it has headersMs of silence before its first request; between requests Node's
-  // keepAliveTimeout applies.
+  // keepAliveTimeout applies (Node clears that one itself as a request comes: only the first's is ours).
   http1.on(files ? 'secureConnection' : 'connection', (socket: Socket) => socket.setTimeout(headersMs));
   http1.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    req.socket.setTimeout(0);
+    if (req.socket.timeout) req.socket.setTimeout(0);
     // An answer already written (a synchronous handler) has said what it said.
     if (closing) return void (res.headersSent || res.setHeader('connection', 'close'));
     answering.add(res);
