@@ -145,8 +145,9 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     log(`canary analyses may query: ${analysis[ANALYSIS_ADDRESSES_VARIABLE] || 'no Prometheus address'} (${ANALYSIS_ADDRESSES_VARIABLE})`);
     const common = (name: FunctionName, kubeconfig: string) => ({ name, kubeconfig, port: opts.ports[name], logPath: join(logsDir, `${name}.log`), bundled: opts.bundled });
     const started = await Promise.allSettled([
-      startFunction({ ...common('reconcile', reconcileKc), env: { K_SINK: hooks.url, [RESYNC_SOURCE_VARIABLE]: resyncSource, ...analysis } }),
-      startFunction(common('readiness', readinessKc)),
+      // METRICS_PORT: the series that name NeoSets are served there only (SPEC §2.5), as knative/ sets it.
+      startFunction({ ...common('reconcile', reconcileKc), metricsPort: (await freePorts(1))[0], env: { K_SINK: hooks.url, [RESYNC_SOURCE_VARIABLE]: resyncSource, ...analysis } }),
+      startFunction({ ...common('readiness', readinessKc), metricsPort: (await freePorts(1))[0] }),
       // The local API server presents a client certificate to webhooks (control-plane.ts) and admission
       // takes no other caller; your cluster's API server is not ours to configure (SPEC §2.3).
       startFunction({ ...common('admission', admissionKc), tls: { certFile, keyFile, caPem: ca.certPem, clientCaFile: cluster.local?.controlPlane.webhookClientCaPath }, host: admissionHost, metricsPort: (await freePorts(1))[0], env: analysis }),
@@ -156,7 +157,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     const failure = started.find((s) => s.status === 'rejected');
     if (failure) throw (failure as PromiseRejectedResult).reason;
     const [reconcile, readiness, admission] = started.map((s) => (s as PromiseFulfilledResult<RunningFunction>).value);
-    for (const fn of [reconcile, readiness, admission]) log(`${fn.name}: ${fn.url} (pid ${fn.process.pid}, log ${fn.process.logPath})`);
+    for (const fn of [reconcile, readiness, admission]) log(`${fn.name}: ${fn.url} (pid ${fn.process.pid}, metrics ${fn.metricsUrl}, log ${fn.process.logPath})`);
     const unfollow = [reconcile, readiness, admission].map((fn) =>
       followFile(fn.process.logPath, (line) => {
         const text = formatLogLine(fn.name, line, opts.verbose);

@@ -17,7 +17,7 @@ import { offsetReporter } from '../../shared/k8s/server-clock.ts';
 import { neosetsOf, reconcileOne, type NeoSetKey, type Outcome } from '../../shared/k8s/reconcile.ts';
 import { createSweeper } from '../../shared/k8s/sweep.ts';
 import { eventWait } from '../../shared/metrics/registry.ts';
-import { mountStateGauges } from '../../shared/metrics/state-gauges.ts';
+import { metricsPortApp } from '../../shared/metrics/metrics-port.ts';
 
 /**
  * NeoSets reconciled at once by one instance's resync sweep (and by one event that names several).
@@ -106,8 +106,6 @@ export function createApp(deps: ReconcileDeps): Hono {
   return createEventApp({
     name: 'reconcile',
     logger: log,
-    // /metrics also carries the NeoSet state gauges, listed from the API at scrape time (SPEC §4.8).
-    extend: (app) => mountStateGauges(app, deps.client),
     handle: async (event) => {
       const arrivedAt = performance.now();
       const answered = ({ value, startedAt, finishedAt }: Covered<Run>, waited: boolean) => {
@@ -133,3 +131,9 @@ export function createApp(deps: ReconcileDeps): Hono {
     },
   });
 }
+
+/**
+ * METRICS_PORT's app: the instance's series, the per-NeoSet ones and the NeoSet state gauges listed
+ * from the API at scrape time (SPEC §4.8) — on that port only, never on the event port (SPEC §2.5).
+ */
+export const createMetricsApp = (client: KubeClient): Hono => metricsPortApp({ client });

@@ -96,7 +96,14 @@ export async function loadOrExit(name: string, logger: Logger, load: () => Promi
  * server listening, `afterListening()` (loading what the first request will need) a moment later;
  * its failure (e.g. a kubeconfig that does not load) stops the process as a failure to start would.
  */
-export async function runFunction(name: string, logger: Logger, makeApp: () => Hono, afterListening?: () => Promise<unknown>): Promise<void> {
+/**
+ * A function's apps: `app` on PORT, `metrics` on METRICS_PORT (shared/metrics/metrics-port.ts: the
+ * series that name NeoSets are served there only, SPEC §2.5). A plain Hono: METRICS_PORT serves its
+ * GET /metrics (metricsOnly).
+ */
+export type FunctionApps = Hono | { app: Hono; metrics: Hono };
+
+export async function runFunction(name: string, logger: Logger, makeApp: () => FunctionApps, afterListening?: () => Promise<unknown>): Promise<void> {
   reportUnhandledRejections(logger);
   // An uncaught exception is different: it left synchronous code half-run — possibly between two
   // updates of the coalescing table (shared/k8s/coalesce.ts), where a slot never freed would hold
@@ -109,12 +116,13 @@ export async function runFunction(name: string, logger: Logger, makeApp: () => H
     process.exit(1);
   });
   try {
-    const app = makeApp();
+    const made = makeApp();
+    const { app, metrics } = made instanceof Hono ? { app: made, metrics: metricsOnly(made) } : made;
     const hostname = process.env.HOST || undefined;
     const metricsPort = metricsPortFromEnv(process.env);
     const timeouts = timeoutsFromEnv(process.env);
     const running = [await startServer({ app, port: portFromEnv(process.env), hostname, tls: tlsFromEnv(process.env), logger, timeouts })];
-    if (metricsPort !== null) running.push(await startServer({ app: metricsOnly(app), port: metricsPort, hostname, logger, timeouts }));
+    if (metricsPort !== null) running.push(await startServer({ app: metrics, port: metricsPort, hostname, logger, timeouts }));
     const stop = (signal: string) => {
       logger.info({ signal }, 'stopping');
       // allSettled: a listener that fails to close must not keep the process from stopping. Then what

@@ -54,13 +54,20 @@ export const apiRequests = new Counter({
   registers: [registry],
 });
 
-/** No pod label: one series per pod would be unbounded cardinality (SPEC §4.8). */
+/**
+ * Series labelled by NeoSet (namespace, name): served only on METRICS_PORT's listener, never on the
+ * port events (and, on Knative, anyone in the cluster through the Service's route) reach — SPEC §2.5,
+ * nothing crosses namespaces (shared/metrics/metrics-port.ts).
+ */
+export const perNeoSetRegistry = new Registry();
+
+/** No pod label: one series per pod would be unbounded cardinality (SPEC §4.8). Per NeoSet: perNeoSetRegistry. */
 export const inPlaceUpdateDuration = new Histogram({
   name: 'neoset_inplace_update_duration_seconds',
   help: 'Duration of completed in-place updates, drain to done.',
   labelNames: ['namespace', 'neoset'] as const,
   buckets: [1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1200],
-  registers: [registry],
+  registers: [perNeoSetRegistry],
 });
 
 /** §4.11: canary analyses judged by the reconcile function (a Prometheus query), by result. */

@@ -7,9 +7,8 @@
 import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { readFileSync } from 'node:fs';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp as createReconcile } from '../../functions/reconcile/app.ts';
+import { createMetricsApp } from '../../functions/reconcile/app.ts';
 import { createKubeClient } from '../../shared/k8s/client.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { freePorts } from '../../dev/cluster/ports.ts';
@@ -179,7 +178,8 @@ describe('canary Prometheus analysis, judged by a real Prometheus', () => {
     // The reconcile function's /metrics (per-instance counters of this process, where the stack's
     // instances run, and the state gauges read from the API), served on a port Prometheus scrapes.
     const [port] = await freePorts(1);
-    const app = createReconcile({ client: createKubeClient(kubeConfig()), logger: pino({ level: 'silent' }), recheck: () => {} });
+    // Its METRICS_PORT app: the per-NeoSet series are served there only (SPEC §2.5).
+    const app = createMetricsApp(createKubeClient(kubeConfig()));
     metrics = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' });
     prometheus = await startPrometheus({ scrapeIntervalMs: 1000, targets: [{ job: 'neoset-reconcile', url: `http://127.0.0.1:${port}/metrics` }] });
     await prometheus.targetsUp();

@@ -79,9 +79,10 @@ describe('bundled functions (dist/, the image entrypoint)', () => {
     return { port, child };
   };
 
-  it('reconcile and readiness answer /healthz, replayed events (empty 2xx), and reconcile shows the state gauges', async () => {
+  it('reconcile and readiness answer /healthz, replayed events (empty 2xx), and reconcile shows the state gauges on its metrics port', async () => {
     for (const fn of ['reconcile', 'readiness']) {
-      const { port } = await start(fn);
+      const [metricsPort] = await freePorts(1);
+      const { port } = await start(fn, { METRICS_PORT: String(metricsPort) });
       const url = `http://127.0.0.1:${port}`;
       await poll(`${fn} /healthz`, async () => ((await probe(`${url}/healthz`))?.status === 200 ? true : undefined), { timeoutMs: 20_000 });
       // The bundle runs outside the checkout, with no package.json near it: the version was written in.
@@ -98,8 +99,11 @@ describe('bundled functions (dist/, the image entrypoint)', () => {
       expect(metrics).toContain('neoset_reconcile_total');
       expect(metrics).toContain(`neoset_build_info{version="${PACKAGE_VERSION}",function="${fn}",node="${process.versions.node}"} 1`);
       if (fn === 'reconcile') {
-        expect(metrics).toContain(`neoset_replicas{namespace="${ns.name}",neoset="mysql"} 5`);
-        expect(metrics).toContain('neoset_state_up 1');
+        // The state gauges name every NeoSet: on METRICS_PORT only, never on the event port (SPEC §2.5).
+        expect(metrics).not.toContain(`neoset="mysql"`);
+        const served = (await probe(`http://127.0.0.1:${metricsPort}/metrics`))!.body;
+        expect(served).toContain(`neoset_replicas{namespace="${ns.name}",neoset="mysql"} 5`);
+        expect(served).toContain('neoset_state_up 1');
       }
     }
   });
@@ -206,8 +210,10 @@ describe('npm run dev -- --bridge', () => {
     expect(await writes()).toBe(last);
   });
 
-  it("shows the cluster's NeoSets in reconcile's /metrics", async () => {
-    const metrics = (await probe(`${reconcileUrl}/metrics`))!.body;
+  it("shows the cluster's NeoSets in reconcile's /metrics on its metrics port, none on its event port (SPEC §2.5)", async () => {
+    const metricsUrl = /reconcile: http:\S+ \(pid \d+, metrics (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(stdout)![1];
+    expect((await probe(`${reconcileUrl}/metrics`))!.body).not.toContain('neoset="mysql"');
+    const metrics = (await probe(metricsUrl))!.body;
     expect(metrics).toContain('neoset_replicas{namespace="default",neoset="mysql"} 5');
     expect(metrics).toContain('neoset_updated_replicas{namespace="default",neoset="mysql"} 5');
     expect(metrics).toContain('neoset_phase{namespace="default",neoset="mysql"} 4'); // Completed
@@ -315,9 +321,12 @@ describe('npm run dev (the real Knative Eventing, the default)', () => {
     console.log(`[dev knative] README walkthrough (apply, 5 Ready, patch, rollout Completed) in ${((Date.now() - walk) / 1000).toFixed(1)} s`);
     expect(after.map((p) => p.spec.containers[0].image)).toEqual(Array(5).fill('mysql:8.1'));
     expect(Object.fromEntries(after.map((p) => [p.metadata.name, p.metadata.uid]))).toEqual(Object.fromEntries(before.map((p) => [p.metadata.name, p.metadata.uid])));
-    // reconcile (a pod, reached at its Service's ClusterIP) says so itself.
+    // reconcile (a pod) says so itself, on its METRICS_PORT at the pod's IP; its event port, reached at
+    // the Service's ClusterIP, names no NeoSet (SPEC §2.5).
     const reconcile = /reconcile (http:\/\/10\.\d+\.\d+\.\d+)/.exec(dev.output())![1];
-    const metrics = (await probe(`${reconcile}/metrics`))!.body;
+    expect((await probe(`${reconcile}/metrics`))!.body).not.toContain('neoset="mysql"');
+    const pod = (JSON.parse(k(['get', 'pods', '-n', 'neoset-system', '-l', 'app.kubernetes.io/component=reconcile', '-o', 'json'])).items as { status: { podIP?: string } }[]).find((p) => p.status.podIP)!;
+    const metrics = (await probe(`http://${pod.status.podIP}:9095/metrics`))!.body;
     expect(metrics).toContain('neoset_replicas{namespace="default",neoset="mysql"} 5');
     expect(metrics).toContain('neoset_updated_replicas{namespace="default",neoset="mysql"} 5');
     expect(metrics).toMatch(/neoset_reconcile_total\{result="ok"\} [1-9]/);

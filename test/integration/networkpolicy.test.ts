@@ -77,7 +77,11 @@ describe('knative/networkpolicy.yaml', () => {
     const containerPort = podTemplateContainerPort('neoset-reconcile');
     expect(byNamespace['knative-eventing']).toEqual([containerPort]);
     expect(podTemplateContainerPort('neoset-readiness')).toBe(containerPort);
-    expect(byNamespace.monitoring).toEqual([containerPort, 9091]);
+    // Prometheus: METRICS_PORT (the NeoSets' series are served there only, SPEC §2.5) and queue-proxy's 9091 — not the event port.
+    const metricsPort = podTemplateMetricsPort('neoset-reconcile');
+    expect(podTemplateMetricsPort('neoset-readiness')).toBe(metricsPort);
+    expect(metricsPort).not.toBe(containerPort);
+    expect(byNamespace.monitoring).toEqual([metricsPort, 9091].sort((a, b) => a - b));
   });
 
   it('opens admission only on its webhook port to any source (no ipBlock can name the API server in general) and its metrics port to Prometheus', () => {
@@ -92,6 +96,11 @@ describe('knative/networkpolicy.yaml', () => {
     expect(rules.filter((r) => r.from).map((r) => [fromNamespaces(r), ports(r)])).toEqual([[['monitoring'], [portOf('metrics')]]]);
   });
 });
+
+function podTemplateMetricsPort(service: string): number {
+  const svc = manifests.find((m) => m.kind === 'Service' && m.apiVersion === 'serving.knative.dev/v1' && m.metadata.name === service)!;
+  return Number((svc.spec.template.spec.containers[0].env as { name: string; value?: string }[]).find((e) => e.name === 'METRICS_PORT')!.value);
+}
 
 function podTemplateContainerPort(service: string): number {
   const svc = manifests.find((m) => m.kind === 'Service' && m.apiVersion === 'serving.knative.dev/v1' && m.metadata.name === service)!;
