@@ -9,6 +9,8 @@
 // --admission-control-config-file — gets past 401. Whoever calls, every body is bounded before it is
 // read, the reviews in flight are bounded in bytes, the dry-runs in number, each dry-run is aborted at
 // its deadline, and a refusal repeats no more of the API server's answer than a field and a reason.
+// Without a client CA nobody is authenticated, and a review's request.namespace is anyone's: the
+// answers then say nothing that another namespace's state decides (SPEC §2.5) — see `told`.
 import { Hono, type Context } from 'hono';
 import { bodyBudget, boundedBody } from '../../shared/http/body-budget.ts';
 import { clientCertOf, requireClientCert } from '../../shared/http/client-cert.ts';
@@ -109,7 +111,17 @@ function mutate(req: AdmissionRequest): AdmissionResponse {
   return { uid: req.uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') };
 }
 
-async function validate(req: AdmissionRequest, deps: Required<AdmissionDeps>): Promise<AdmissionResponse> {
+/**
+ * What a review's answer may tell its caller. `namespace`: a caller whose client certificate chains
+ * to the configured CA — the API server, whose request.namespace is the namespace being written to,
+ * by a user who may write there — is told what the dry-run and the data-format reads found there.
+ * `rule`: any other caller (no client CA configured: nobody is authenticated) names a namespace at
+ * will, so it is told the field and the rule only — never the pods, formats, quota, ServiceAccounts,
+ * PodSecurity level or webhooks the API server showed us of that namespace.
+ */
+type Told = 'namespace' | 'rule';
+
+async function validate(req: AdmissionRequest, deps: Required<AdmissionDeps>, told: Told): Promise<AdmissionResponse> {
   const log = deps.logger;
   // Only CREATE and UPDATE are registered; a deletion has nothing to refuse.
   if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return allow(req.uid);
@@ -137,7 +149,7 @@ async function validate(req: AdmissionRequest, deps: Required<AdmissionDeps>): P
     verdict = judgeNeoSet(review, deps.limits);
     verdict.warnings.unshift(...warnings);
     // SPEC §4.7: no lower data format on pods that ran a higher one (reads the pods and revisions).
-    const unchecked = await addDataFormatVerdict(verdict, review, deps.readFormatsRan, log);
+    const unchecked = await addDataFormatVerdict(verdict, review, deps.readFormatsRan, log, told === 'namespace');
     if (unchecked !== null) return deny(req.uid, 503, 'ServiceUnavailable', unchecked);
   } else {
     return cannotJudge(req.uid, what);
@@ -160,9 +172,11 @@ async function validate(req: AdmissionRequest, deps: Required<AdmissionDeps>): P
       return deny(req.uid, 503, 'ServiceUnavailable', `spec.template: cannot check the pod template now (${result.message}); retry`);
     }
     if (!result.ok) {
-      return deny(req.uid, result.code ?? 422, 'Invalid', `the API server refuses ordinal 0's pod: ${result.message}`);
+      const why = told === 'namespace' ? result.message : (result.brief ?? 'spec.template: refused (a dry-run create of the pod shows why)');
+      return deny(req.uid, result.code ?? 422, 'Invalid', `the API server refuses ordinal 0's pod: ${why}`);
     }
-    warnings.push(...(result.warnings ?? []));
+    // Its warnings describe the namespace (its ResourceQuota, the webhooks that run there).
+    if (told === 'namespace') warnings.push(...(result.warnings ?? []));
   }
   return allow(req.uid, warnings);
 }
@@ -234,7 +248,7 @@ export function createApp(deps: AdmissionDeps): Hono {
       else if (jsonDepth(parsed.data) > MAX_DEPTH) response = cannotJudge(uid, `request nested deeper than ${MAX_DEPTH} levels`);
       else {
         request = parsed.data;
-        response = webhook === 'mutate' ? mutate(request) : await validate(request, full);
+        response = webhook === 'mutate' ? mutate(request) : await validate(request, full, clientCertOf(c)?.verified === true ? 'namespace' : 'rule');
       }
     } catch (err) {
       // A bug in the judging: refuse the write with the reason rather than answer 500 (SPEC §5).

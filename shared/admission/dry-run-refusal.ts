@@ -12,10 +12,12 @@ import { privilegedPodsReason } from './privileged-pods.ts';
 export type DryRunResult =
   | { ok: true; warnings?: string[] }
   /**
-   * message: short, for the user (field and reason). detail: the API server's whole answer, for our
-   * log. transient: the API server could not answer (unreachable, overloaded, timeout, or we lack RBAC).
+   * message: short, for the user (field and reason). brief: field and rule only, nothing the
+   * namespace's state decides — for a caller admission cannot authenticate (briefReason). detail: the
+   * API server's whole answer, for our log. transient: the API server could not answer (unreachable,
+   * overloaded, timeout, or we lack RBAC).
    */
-  | { ok: false; message: string; detail?: string; code?: number; transient?: boolean };
+  | { ok: false; message: string; brief?: string; detail?: string; code?: number; transient?: boolean };
 
 /** Each part of a refusal is cut here; a whole refusal at MAX_REFUSAL_CHARS. */
 const MAX_PART_CHARS = 200;
@@ -79,6 +81,31 @@ export function refusalReason(err: ApiError): string {
   return cut(reason, MAX_REFUSAL_CHARS);
 }
 
+/**
+ * Validation reasons about a value of the template alone (its syntax, its bounds): their messages say
+ * what the template holds, nothing of the namespace. Others (FieldValueForbidden, a policy's own
+ * cause) may carry a webhook's or a policy's words.
+ */
+const TEMPLATE_ONLY_CAUSES = new Set(['FieldValueInvalid', 'FieldValueRequired', 'FieldValueNotFound', 'FieldValueNotSupported', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueDuplicate', 'FieldValueTypeInvalid']);
+
+/**
+ * The refusal as told to a caller admission cannot authenticate (no client CA configured, SPEC §2.5):
+ * a review's request.namespace is then anyone's, and refusalReason's words — whether a ServiceAccount
+ * may be used, the namespace's PodSecurity level, its LimitRange, which webhooks run there — would
+ * describe another tenant's namespace to whoever forged it. The field and the rule only: the Status's
+ * code and reason, each cause's field and reason (its message when it is about the template's value
+ * alone), the unknown fields' names.
+ */
+export function briefReason(err: ApiError): string {
+  let reason: string;
+  if (err.causes.length > 0 && err.status !== 403) {
+    const shown = err.causes.slice(0, MAX_CAUSES).map((c) => `${neosetField(c.field)}: ${cut(c.reason && TEMPLATE_ONLY_CAUSES.has(c.reason) && c.message ? c.message : c.reason || 'invalid')}`);
+    reason = `${shown.join('; ')}${err.causes.length > MAX_CAUSES ? `; and ${err.causes.length - MAX_CAUSES} more` : ''}`;
+  } else if (err.status === 400) reason = strictDecodingReason(err.message) ?? `spec.template: ${err.status} ${err.reason}`;
+  else reason = `spec.template: ${err.status} ${err.reason} (${SEE_FOR_YOURSELF})`;
+  return cut(reason, MAX_REFUSAL_CHARS);
+}
+
 /** Why the template could not be checked now, in a few words: no addresses, no server text. */
 export function transientReason(err: ApiError | null): string {
   if (err === null) return 'the API server could not be asked';
@@ -109,5 +136,5 @@ export function classifyDryRunError(err: unknown): DryRunResult {
   // Our own RBAC (dry-run needs `create pods`) or credentials: not the template's fault.
   const ours = err.status === 401 || (err.status === 403 && /cannot create resource/.test(detail));
   if (err.isTransient || ours || err.status === 408) return { ok: false, transient: true, message: transientReason(err), detail };
-  return { ok: false, code: err.status, message: refusalReason(err), detail };
+  return { ok: false, code: err.status, message: refusalReason(err), brief: briefReason(err), detail };
 }

@@ -2,9 +2,17 @@
 // (functions/admission/server.ts), configured by environment variables as in production, on a free
 // port of 127.0.0.1, with the test cluster's kubeconfig for its dry-runs and reads.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
 import { kubeconfigPath } from './harness.ts';
 
 const SERVER_ENTRY = new URL('../../functions/admission/server.ts', import.meta.url).pathname;
+
+/**
+ * The CA of the client certificate the test cluster's API server presents to webhooks
+ * (dev/cluster/control-plane.ts): as TLS_CLIENT_CA_FILE, admission takes the API server's reviews as
+ * the API server's, and tells them what it read of their namespace (SPEC §2.5).
+ */
+export const webhookClientCaFile = (): string => join(dirname(kubeconfigPath()), 'pki', 'webhook-client-ca.crt');
 
 export interface AdmissionProcess {
   child: ChildProcess;

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCa, issueServingCert } from '../../dev/cluster/certs.ts';
 import { kubeconfigPath, kubectl as adminKubectl, run as runCommand } from '../cluster/harness.ts';
 import { testWebhookConfigurations } from '../cluster/webhooks.ts';
-import { startAdmissionProcess } from '../cluster/admission-process.ts';
+import { startAdmissionProcess, webhookClientCaFile } from '../cluster/admission-process.ts';
 import { applyNeoSet, identities, imageOf, patchNeoSet, settledOn, untilStatus } from '../e2e/helpers.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
 import { CASE_ENV } from '../unit/admission-cases.ts';
@@ -58,7 +58,8 @@ beforeAll(async () => {
   const serving = await issueServingCert(ca, ['127.0.0.1']);
   await writeFile(path.join(dir, 'tls.crt'), serving.certPem);
   await writeFile(path.join(dir, 'tls.key'), serving.keyPem, { mode: 0o600 });
-  const started = await startAdmissionProcess({ ...CASE_ENV, TLS_CERT_FILE: path.join(dir, 'tls.crt'), TLS_KEY_FILE: path.join(dir, 'tls.key') }, logLines);
+  // With the API server's client CA: its reviews are told the pods and formats that ran (SPEC §2.5).
+  const started = await startAdmissionProcess({ ...CASE_ENV, TLS_CERT_FILE: path.join(dir, 'tls.crt'), TLS_KEY_FILE: path.join(dir, 'tls.key'), TLS_CLIENT_CA_FILE: webhookClientCaFile() }, logLines);
   server = started.child;
   const port = started.port;
   const configs = await testWebhookConfigurations({ name: configName, baseUrl: `https://127.0.0.1:${port}`, caPem: ca.certPem, namespace: stack.namespace });

@@ -3,6 +3,7 @@
 import pino from 'pino';
 import { createApp, type DryRunPod } from '../../functions/admission/app.ts';
 import { limitsFromEnv } from '../../shared/admission/limits.ts';
+import type { ClientCertEnv } from '../../shared/http/client-cert.ts';
 import { CASE_ENV } from './admission-cases.ts';
 
 export const silent = pino({ level: 'silent' });
@@ -46,12 +47,20 @@ export function review(operation: string, object: unknown, oldObject?: unknown, 
   };
 }
 
-export async function post(app: ReturnType<typeof testApp>, path: string, body: unknown) {
+/**
+ * The request env of a review from the API server when a client CA is configured (serve.ts sets it
+ * from the TLS connection): the caller admission tells what it found in the review's namespace.
+ */
+export const FROM_API_SERVER: ClientCertEnv = { clientCert: { required: true, verified: true, subject: 'kube-apiserver-webhook-client' } };
+/** No client CA configured: nobody is authenticated, and the review's namespace may be anyone's (SPEC §2.5). */
+export const FROM_ANYONE: ClientCertEnv = {};
+
+export async function post(app: ReturnType<typeof testApp>, path: string, body: unknown, env: ClientCertEnv = FROM_API_SERVER) {
   const res = await app.request(path, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
+  }, env);
   const text = await res.text();
   let json: any;
   try {

@@ -8,7 +8,7 @@ import { limitsFromEnv } from '../../shared/admission/limits.ts';
 import { dataFormatOf, downgradeOf, formatsRan, parseDowngrade, revisionFormat, type FormatsRanInput } from '../../shared/core/revisions/data-format.ts';
 import { ApiError, type KubeClient } from '../../shared/k8s/client.ts';
 import { CASE_ENV, validNeoSet } from './admission-cases.ts';
-import { post, review, stubDryRun } from './admission-review.ts';
+import { FROM_ANYONE, post, review, stubDryRun } from './admission-review.ts';
 import { NeoSet } from '../../shared/api/neoset.ts';
 import { formatUndoDryRun } from '../../bin/neoset/undo-view.ts';
 import { neoset as fixtureNeoSet, revision } from './plugin-fixtures.ts';
@@ -168,6 +168,32 @@ describe('admission (/validate)', () => {
       throw new TypeError('boom');
     });
     expect((await post(thrown, '/validate', update('2'))).json.response.status.code).toBe(503);
+  });
+});
+
+// SPEC §2.5: with no client CA, admission authenticates nobody and request.namespace may be any
+// tenant's: what was read there (pods, revisions, formats) is not told, the field and the rule are.
+describe('admission (/validate) to a caller it cannot authenticate', () => {
+  const app = appReading(async (n) => formatsRan({ ...input, currentRevision: n.status?.currentRevision, updateRevision: n.status?.updateRevision }));
+  /** Whatever the answer says, nothing of what was read: pod names, revision numbers, formats. */
+  const readNothing = (text: string) => expect(text).not.toMatch(/db-[0-3]|revision [12]|"3"/);
+
+  it('refuses a lower format naming the field and the rule, not the pods, revision or formats that ran', async () => {
+    const { response } = (await post(app, '/validate', update('2'), FROM_ANYONE)).json;
+    expect(response.allowed).toBe(false);
+    expect(response.status.message).toBe(
+      `spec.template.metadata.annotations[${FORMAT}]: lower than a data format this NeoSet's pods ran (an in-place rollback keeps their volumes): set metadata.annotations[${ACK}] to the downgrade "FROM->TO" to proceed (kubectl neoset rollout undo --accept-data-format-downgrade)`,
+    );
+    readNothing(response.status.message);
+  });
+
+  it('warns of an accepted downgrade and of an undeclared format by the rule alone', async () => {
+    for (const [format, ack] of [['2', '3->2'], [undefined, undefined]] as const) {
+      const { response } = (await post(app, '/validate', update(format, ack), FROM_ANYONE)).json;
+      expect(response.allowed).toBe(true);
+      expect(response.warnings).toHaveLength(1);
+      readNothing(response.warnings[0]);
+    }
   });
 });
 
