@@ -190,12 +190,13 @@ describe('deletion does not wait on admission', () => {
     await untilActive(down.name, 'failed calling webhook');
   }, 120_000);
 
+  // A raise of replicas (the quota's); a scale-down, a pause or a partition would pass: brake.test.ts.
   it('an ordinary spec update is refused while admission is down (failurePolicy Fail)', async () => {
-    const refused = await kubectl(['patch', 'neoset', 'edited', '-n', down.name, '--type', 'merge', '-p', '{"spec":{"replicas":2}}']);
+    const refused = await kubectl(['patch', 'neoset', 'edited', '-n', down.name, '--type', 'merge', '-p', '{"spec":{"replicas":4}}']);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('failed calling webhook');
     // Claiming a deletion does not skip the webhooks: the API server keeps the stored deletionTimestamp.
-    const claimed = await kubectl(['patch', 'neoset', 'edited', '-n', down.name, '--type', 'merge', '-p', '{"metadata":{"deletionTimestamp":"2020-01-01T00:00:00Z"},"spec":{"replicas":2}}']);
+    const claimed = await kubectl(['patch', 'neoset', 'edited', '-n', down.name, '--type', 'merge', '-p', '{"metadata":{"deletionTimestamp":"2020-01-01T00:00:00Z"},"spec":{"replicas":4}}']);
     console.log(`a spec update claiming a deletionTimestamp: ${claimed.stderr.trim()}`);
     expect(claimed.code).not.toBe(0);
     expect(await replicasOf(down.name, 'edited')).toBe(3);

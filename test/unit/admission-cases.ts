@@ -49,8 +49,12 @@ export interface InvalidCase {
   field: string;
   /** Also expected in the message (the limit, or the API server's words). */
   mentions?: string;
-  /** Who refuses: our rules, the CRD schema / zod parse, or the API server through the dry-run Pod. */
-  by: 'rules' | 'schema' | 'dry-run';
+  /**
+   * Who refuses: our rules, the CRD schema / zod parse, or the API server through the dry-run Pod;
+   * `both`: our rules, and on the API server the CRD's own CEL first (the bounds the brake's writes
+   * need without admission, SPEC §2.5: shared/api/neoset.ts budget()).
+   */
+  by: 'rules' | 'schema' | 'dry-run' | 'both';
 }
 
 const container = (n: Json) => n.spec.template.spec.containers[0];
@@ -89,11 +93,11 @@ export const INVALID_CASES: InvalidCase[] = [
     mentions: 'readiness is Probe',
     change: (n) => n.spec.template.spec.containers.push({ name: 'sidecar', image: 'busybox:1.36' }),
   },
-  { name: 'maxUnavailable 0', by: 'rules', field: 'spec.updateStrategy.maxUnavailable', mentions: 'at least 1', change: (n) => (n.spec.updateStrategy = { maxUnavailable: 0 }) },
-  { name: 'maxUnavailable negative', by: 'rules', field: 'spec.updateStrategy.maxUnavailable', mentions: 'at least 1', change: (n) => (n.spec.updateStrategy = { maxUnavailable: -2 }) },
-  { name: 'maxUnavailable 0%', by: 'rules', field: 'spec.updateStrategy.maxUnavailable', mentions: 'at least 1%', change: (n) => (n.spec.updateStrategy = { maxUnavailable: '0%' }) },
-  { name: 'maxUnavailable over 100%', by: 'rules', field: 'spec.updateStrategy.maxUnavailable', mentions: 'over 100%', change: (n) => (n.spec.updateStrategy = { maxUnavailable: '150%' }) },
-  { name: 'maxUnavailable not a percentage', by: 'rules', field: 'spec.updateStrategy.maxUnavailable', mentions: 'percentage', change: (n) => (n.spec.updateStrategy = { maxUnavailable: 'half' }) },
+  { name: 'maxUnavailable 0', by: 'both', field: 'spec.updateStrategy.maxUnavailable', mentions: 'at least 1', change: (n) => (n.spec.updateStrategy = { maxUnavailable: 0 }) },
+  { name: 'maxUnavailable negative', by: 'both', field: 'spec.updateStrategy.maxUnavailable', mentions: 'at least 1', change: (n) => (n.spec.updateStrategy = { maxUnavailable: -2 }) },
+  { name: 'maxUnavailable 0%', by: 'both', field: 'spec.updateStrategy.maxUnavailable', mentions: 'at least 1%', change: (n) => (n.spec.updateStrategy = { maxUnavailable: '0%' }) },
+  { name: 'maxUnavailable over 100%', by: 'both', field: 'spec.updateStrategy.maxUnavailable', mentions: 'over 100%', change: (n) => (n.spec.updateStrategy = { maxUnavailable: '150%' }) },
+  { name: 'maxUnavailable not a percentage', by: 'both', field: 'spec.updateStrategy.maxUnavailable', mentions: 'percentage', change: (n) => (n.spec.updateStrategy = { maxUnavailable: 'half' }) },
   { name: 'name too long for the revision label', by: 'rules', field: 'metadata.name', mentions: 'limit of 52', change: (n) => (n.metadata.name = `${'n'.repeat(53)}`) },
   { name: 'name that is not a DNS label', by: 'rules', field: 'metadata.name', mentions: 'DNS label', change: (n) => (n.metadata.name = 'web.v2') },
   { name: 'unknown readiness mode', by: 'schema', field: 'spec.updateStrategy.inPlaceUpdateStrategy.readiness', change: (n) => (n.spec.updateStrategy = { inPlaceUpdateStrategy: { readiness: 'Maybe' } }) },
@@ -155,7 +159,7 @@ export const INVALID_CASES: InvalidCase[] = [
   { name: 'scale budget under OrderedReady', by: 'rules', field: 'spec.scaleStrategy.maxUnavailable', mentions: 'Parallel', change: (n) => (n.spec.scaleStrategy = { maxUnavailable: 3 }) },
   {
     name: 'scale budget 0%',
-    by: 'rules',
+    by: 'both',
     field: 'spec.scaleStrategy.maxUnavailable',
     mentions: 'at least 1%',
     change: (n) => ((n.spec.podManagementPolicy = 'Parallel'), (n.spec.scaleStrategy = { maxUnavailable: '0%' })),

@@ -185,7 +185,7 @@ describe('rules (/validate)', () => {
     expect(reviewIssues(parse(validNeoSet()), null, limits)).toEqual([]);
   });
 
-  for (const c of INVALID_CASES.filter((c) => c.by === 'rules')) {
+  for (const c of INVALID_CASES.filter((c) => c.by === 'rules' || c.by === 'both')) {
     it(`refuses: ${c.name} (${c.field})`, () => {
       const n = validNeoSet();
       c.change(n);
