@@ -111,13 +111,18 @@ export async function resolveKubeProxy(env: NodeJS.ProcessEnv = process.env): Pr
 const COREDNS_BUILD_SCRIPT = new URL('./build-coredns.sh', import.meta.url).pathname;
 
 /** The cluster DNS's binary: NEOSET_COREDNS when set, else our cached build (build-coredns.sh, run only when missing). */
-export async function resolveCoreDns(env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const explicit = env.NEOSET_COREDNS;
+export function resolveCoreDns(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  return programFrom('NEOSET_COREDNS', COREDNS_BUILD_SCRIPT, 'coredns', env);
+}
+
+/** One program: the executable its variable names when set, else `file` in the directory its build script prints. */
+async function programFrom(variable: string, script: string, file: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const explicit = env[variable];
   if (explicit) {
-    if (!isExecutable(explicit)) throw new Error(`NEOSET_COREDNS=${explicit} is not an executable file`);
+    if (!isExecutable(explicit)) throw new Error(`${variable}=${explicit} is not an executable file`);
     return explicit;
   }
-  return join(await runBuildScript(COREDNS_BUILD_SCRIPT), 'coredns');
+  return join(await runBuildScript(script), file);
 }
 
 const KNATIVE_BUILD_SCRIPT = new URL('./build-knative.sh', import.meta.url).pathname;
@@ -145,17 +150,29 @@ export const KNATIVE_EVENTING_CONFIG = ['core', 'channels/in-memory-channel', 'b
  * out as build-knative.sh's: it must hold every component and config/), else our cached build from
  * the Go module proxy (build-knative.sh, run only when something is missing).
  */
-export async function resolveKnativeEventing(env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const explicit = env.NEOSET_KNATIVE_EVENTING;
-  if (explicit) {
-    const missing = [
-      ...KNATIVE_EVENTING_COMMANDS.map((cmd) => cmd.split('/').at(-1)!).filter((bin) => !isExecutable(join(explicit, bin))),
-      ...KNATIVE_EVENTING_CONFIG.map((dir) => `config/${dir}`).filter((dir) => !isDirectory(join(explicit, dir))),
-    ];
-    if (missing.length > 0) throw new Error(`NEOSET_KNATIVE_EVENTING=${explicit} lacks ${missing.join(', ')}`);
-    return explicit;
-  }
-  return runBuildScript(KNATIVE_BUILD_SCRIPT);
+export function resolveKnativeEventing(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const binaries = KNATIVE_EVENTING_COMMANDS.map((cmd) => cmd.split('/').at(-1)!);
+  return releaseFrom('NEOSET_KNATIVE_EVENTING', KNATIVE_BUILD_SCRIPT, { binaries, config: KNATIVE_EVENTING_CONFIG }, env);
+}
+
+/**
+ * A release's directory laid out as its build script's: the directory its variable names when set
+ * (it must hold every binary and config/ directory), else the one the build script prints.
+ */
+async function releaseFrom(
+  variable: string,
+  script: string,
+  layout: { binaries: readonly string[]; config: readonly string[] },
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
+  const explicit = env[variable];
+  if (!explicit) return runBuildScript(script);
+  const missing = [
+    ...layout.binaries.filter((bin) => !isExecutable(join(explicit, bin))),
+    ...layout.config.map((dir) => `config/${dir}`).filter((dir) => !isDirectory(join(explicit, dir))),
+  ];
+  if (missing.length > 0) throw new Error(`${variable}=${explicit} lacks ${missing.join(', ')}`);
+  return explicit;
 }
 
 function isDirectory(path: string): boolean {
@@ -164,4 +181,32 @@ function isDirectory(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+const SERVING_BUILD_SCRIPT = new URL('./build-serving.sh', import.meta.url).pathname;
+/** Knative Serving's components build-serving.sh builds (each binary named after its cmd/ package; queue is the queue-proxy). */
+export const KNATIVE_SERVING_COMMANDS = ['controller', 'activator', 'autoscaler', 'webhook', 'queue'] as const;
+/** The release manifests' directories, under config/ of the build (as in the module). */
+export const KNATIVE_SERVING_CONFIG = ['core'] as const;
+
+/**
+ * Knative Serving's directory: its components' binaries and the release manifests in config/core.
+ * NEOSET_KNATIVE_SERVING when set (a prebuilt directory laid out as build-serving.sh's: it must hold
+ * every component and config/core), else our cached build from the Go module proxy
+ * (build-serving.sh, run only when something is missing).
+ */
+export function resolveKnativeServing(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  return releaseFrom('NEOSET_KNATIVE_SERVING', SERVING_BUILD_SCRIPT, { binaries: KNATIVE_SERVING_COMMANDS, config: KNATIVE_SERVING_CONFIG }, env);
+}
+
+const TRAEFIK_BUILD_SCRIPT = new URL('./build-traefik.sh', import.meta.url).pathname;
+/** Traefik, Serving's KIngress implementation here (its Knative provider): NEOSET_TRAEFIK when set, else our cached build (build-traefik.sh). */
+export function resolveTraefik(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  return programFrom('NEOSET_TRAEFIK', TRAEFIK_BUILD_SCRIPT, 'traefik', env);
+}
+
+const KN_BUILD_SCRIPT = new URL('./build-kn.sh', import.meta.url).pathname;
+/** Knative's CLI: NEOSET_KN when set, else our cached build (build-kn.sh: knative.dev/client v0.42.0, see its header). */
+export function resolveKn(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  return programFrom('NEOSET_KN', KN_BUILD_SCRIPT, 'kn', env);
 }

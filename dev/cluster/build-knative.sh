@@ -41,14 +41,7 @@ scratch_module "knative-eventing-$KNATIVE_EVENTING_VERSION" 1.25 "knative.dev/ev
 # Main packages cannot be imported, so nothing here would keep the requirement through `go mod
 # tidy`: download the release and let `go build -mod=mod` record the sums of what it compiles.
 step "downloading knative.dev/eventing v$KNATIVE_EVENTING_VERSION and its modules" nice -n 10 go mod download knative.dev/eventing
-if ! binaries; then
-  PKGS=()
-  for c in "${COMMANDS[@]}"; do PKGS+=("knative.dev/eventing/cmd/$c"); done
-  rm -rf "$OUT/.tmp" && mkdir -p "$OUT/.tmp"
-  step "building ${COMMANDS[*]##*/}" nice -n 10 go build -trimpath -ldflags "-s -w" -o "$OUT/.tmp/" "${PKGS[@]}"
-  for c in "${COMMANDS[@]}"; do mv "$OUT/.tmp/${c##*/}" "$OUT/${c##*/}"; done
-  rmdir "$OUT/.tmp"
-fi
+binaries || build_commands knative.dev/eventing "${COMMANDS[@]}"
 # The release manifests of the same version, out of the (read-only) module cache.
 SRC=$(go list -m -f '{{.Dir}}' "knative.dev/eventing")
 rm -rf "$OUT/config.tmp"

@@ -44,3 +44,15 @@ scratch_module() {
   export GOFLAGS=-mod=mod CGO_ENABLED=0
   printf 'module neoset.local/%s\n\ngo %s\n\nrequire %s\n' "${1%%-[0-9]*}" "$2" "$3" > go.mod
 }
+# Builds the main packages $1/cmd/<c> for each further argument c into $OUT, each binary named after
+# its package's last element, in one `go build` (one compile of what they share), through $OUT/.tmp:
+# a binary is in $OUT only once it is whole.
+build_commands() {
+  local module=$1 c pkgs=()
+  shift
+  for c in "$@"; do pkgs+=("$module/cmd/$c"); done
+  rm -rf "$OUT/.tmp" && mkdir -p "$OUT/.tmp"
+  step "building ${*##*/}" nice -n 10 go build -trimpath -ldflags "-s -w" -o "$OUT/.tmp/" "${pkgs[@]}"
+  for c in "$@"; do mv "$OUT/.tmp/${c##*/}" "$OUT/${c##*/}"; done
+  rmdir "$OUT/.tmp"
+}
