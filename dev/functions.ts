@@ -22,6 +22,8 @@ export interface FunctionOptions {
    */
   tls?: { certFile: string; keyFile: string; caPem: string; clientCaFile?: string };
   bundled?: boolean;
+  /** The file node runs instead (e.g. a bundle built elsewhere: test/integration/memory-bounded.test.ts). */
+  entry?: string;
   /** METRICS_PORT: /metrics also on this plain-http port (admission's scrape port in knative/admission.yaml). */
   metricsPort?: number;
   env?: Record<string, string>;
@@ -56,7 +58,7 @@ export async function startFunction(opts: FunctionOptions): Promise<RunningFunct
   // NEOSET_CPU_PROF_DIR: each function writes a V8 CPU profile there when it stops (node --cpu-prof;
   // Node refuses it in NODE_OPTIONS), for finding where a benchmark's function CPU goes.
   const profile = process.env.NEOSET_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.NEOSET_CPU_PROF_DIR}`, `--cpu-prof-name=${opts.name}-\${pid}.cpuprofile`] : [];
-  const child = startProcess(opts.name, 'env', [...Object.entries(env).map(([k, v]) => `${k}=${v}`), process.execPath, ...profile, entryOf(opts.name, opts.bundled)], opts.logPath);
+  const child = startProcess(opts.name, 'env', [...Object.entries(env).map(([k, v]) => `${k}=${v}`), process.execPath, ...profile, opts.entry ?? entryOf(opts.name, opts.bundled)], opts.logPath);
   const scheme = opts.tls ? 'https' : 'http';
   const url = `${scheme}://${opts.host ?? '127.0.0.1'}:${port}`;
   try {

@@ -89,7 +89,7 @@ export function runBudget(instance: InstanceBudget, limit: number): ByteBudget &
 }
 
 const MiB = 1024 * 1024;
-const mib = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
+const mib = (bytes: number) => (bytes >= MiB ? `${(bytes / MiB).toFixed(1)} MiB` : `${Math.ceil(bytes / 1024)} KiB`);
 
 export const SNAPSHOT_VARIABLE = 'NEOSET_SNAPSHOT_MAX_BYTES';
 export const INSTANCE_VARIABLE = 'NEOSET_READ_BUDGET_BYTES';
@@ -99,8 +99,12 @@ export const INSTANCE_VARIABLE = 'NEOSET_READ_BUDGET_BYTES';
  * about 4,000 pods, or a NeoSet at etcd's 1.5 MiB with ten revisions of it and their pods.
  */
 export const SNAPSHOT_MAX_BYTES = 16 * MiB;
-/** All runs of an instance together: four snapshots at the limit, or 16 sweep runs of 4 MiB each. */
-export const READ_BUDGET_BYTES = 64 * MiB;
+/**
+ * All runs of an instance together: three snapshots at the limit, or 16 sweep runs of 3 MiB each. Parsed,
+ * a pod's JSON takes about 1.4 times its bytes of heap (a MiB string about its length): 48 MiB held is
+ * about 70 MiB of a 128 MiB heap (--max-old-space-size, README "Memory").
+ */
+export const READ_BUDGET_BYTES = 48 * MiB;
 
 /** A byte count from the environment (a positive integer), else `fallback`. */
 export function bytesFromEnv(variable: string, fallback: number, env: NodeJS.ProcessEnv = process.env): number {

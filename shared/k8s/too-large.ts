@@ -31,6 +31,6 @@ export async function reportTooLarge(client: KubeClient, key: { namespace: strin
     .catch(() => null);
   const uid = meta?.metadata?.uid;
   if (!uid) return;
-  const message = `not decided: ${err.message}. Raise ${err.variable} on the reconcile and readiness functions, with their memory limit (README "Memory")`;
+  const message = `not decided: ${err.message}. Raise ${err.variable} on the reconcile function, with its memory limit (README "Memory")`;
   await recordEvent(client, { ...key, uid }, `too-large/${meta.metadata?.generation ?? 0}`, { type: 'Warning', reason: REASON_TOO_LARGE, message }, now).catch(() => undefined);
 }
