@@ -3,6 +3,8 @@
 // request with the admin credentials — or, for a seeded ~10 % of them, answers a Kubernetes-style 500
 // Status, resets the connection without forwarding, or forwards and resets before the answer (the
 // write landed, the caller cannot know). Bounded: at most `maxFaults` faults, so a run can always finish.
+// With `delayMs`, every request waits that long before it is answered or forwarded: a slow API server
+// (issue 34's sweep of 1,500 NeoSets with 300 ms added to each request; `rate: 0` for no faults).
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +19,10 @@ export interface FaultProxyOptions {
   rate?: number;
   /** Faults at most (default 400). */
   maxFaults?: number;
+  /** Added to every request before it is answered or forwarded, in ms (default 0). */
+  delayMs?: number;
+  /** Told each request as it arrives (method and path with query), e.g. to count a test's. */
+  onRequest?: (method: string, url: string) => void;
 }
 
 export interface FaultStats {
@@ -71,8 +77,15 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
   const maxFaults = opts.maxFaults ?? 400;
   const stats: FaultStats = { requests: 0, forwarded: 0, internalErrors: 0, resets: 0, lostAnswers: 0 };
 
+  const delayMs = opts.delayMs ?? 0;
   const server = http.createServer((req, res) => {
     stats.requests++;
+    opts.onRequest?.(req.method ?? '', req.url ?? '/');
+    if (delayMs > 0) setTimeout(() => serve(req, res), delayMs);
+    else serve(req, res);
+  });
+
+  function serve(req: http.IncomingMessage, res: http.ServerResponse): void {
     const roll = random();
     if (stats.internalErrors + stats.resets + stats.lostAnswers < maxFaults && roll < rate) {
       if (roll < rate / 3) {
@@ -92,7 +105,7 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
       return;
     }
     void forward(req, res).catch(() => res.destroy());
-  });
+  }
 
   async function forward(req: http.IncomingMessage, res: http.ServerResponse, loseAnswer = false): Promise<void> {
     const headers = { ...req.headers };
