@@ -271,7 +271,7 @@ export const Lifecycle = z
     ),
   })
   .describe(
-    'Update hooks (SPEC §4.10). A pod counts against maxUnavailable from PreparingUpdate until Normal; every state change is also sent as a CloudEvent (type io.neo.neoset.lifecycle.<state>, its pod's identity and state as data: name, namespace, uid, phase, conditions, the NeoSet labels and the hook labels) to $K_SINK.',
+    'Update hooks (SPEC §4.10). A pod counts against maxUnavailable from PreparingUpdate until Normal; every state change is also sent as a CloudEvent (type io.neo.neoset.lifecycle.<state>, the identity and state of the pod as data: name, namespace, uid, phase, conditions, the NeoSet labels and the hook labels) to $K_SINK.',
   );
 
 // §4.12 start and reserved ordinals: the native StatefulSet's spec.ordinals (GA 1.31) and OpenKruise's
