@@ -13,7 +13,7 @@
 // this host) has is never touched.
 
 import { spawnSync } from 'node:child_process';
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execute, pidAlive, STATE_ROOT } from '../kubelet/process/network.ts';
@@ -122,11 +122,6 @@ export async function claimServiceNetwork(log: (line: string) => void, plan: Add
  * them (neoset<N>, neoset-<N>-<uid>). Never throws; what is not ours is not touched.
  */
 export function sweepNow(): void {
-  const sh = (file: string, args: string[], input?: string) => spawnSync(file, args, { encoding: 'utf8', timeout: 2000, input }).stdout ?? '';
-  // A spawn costs this process milliseconds, tens of them on a loaded machine, and this runs at the
-  // stop's deadline: a few `ip -batch` runs, however many namespaces (one pair per namespace took
-  // seconds under CI load, past the 5 s a Ctrl-C is given).
-  const batch = (lines: string[]) => (lines.length > 0 ? sh('ip', ['-force', '-batch', '-'], lines.map((line) => `${line}\n`).join('')) : '');
   let dirs: string[] = [];
   try {
     dirs = readdirSync(STATE_ROOT);
@@ -135,7 +130,32 @@ export function sweepNow(): void {
   }
   const nodes = dirs.filter((d) => /^neoset\d+$/.test(d) && ownerNow(join(STATE_ROOT, d)) === process.pid);
   const ownsNetwork = ownerNow(OWNER_DIR) === process.pid;
-  if (nodes.length === 0 && !ownsNetwork) return;
+  if (nodes.length > 0 || ownsNetwork) removeOwned(nodes, ownsNetwork);
+  // A node network's stop cut short by the exit (its directory's removal under way: the owner file
+  // gone, pod directories not yet) leaves a state directory that is nobody's: its namespaces and
+  // bridge went first.
+  for (const dir of dirs.filter((d) => /^neoset\d+$/.test(d) && ownerNow(join(STATE_ROOT, d)) === undefined)) {
+    rmSync(join(STATE_ROOT, dir), { recursive: true, force: true });
+  }
+  restoreIpForward();
+  // A release() cut short by the exit may have removed the owner file and not yet its directory:
+  // an empty claim is nobody's. Then STATE_ROOT itself, when nothing else is left in it.
+  for (const dir of [OWNER_DIR, STATE_ROOT]) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // not empty (someone's), or gone
+    }
+  }
+}
+
+/** sweepNow's removal of `nodes` (their namespaces, what runs in them, bridges, state) and, when `network`, the service network. */
+function removeOwned(nodes: string[], network: boolean): void {
+  const sh = (file: string, args: string[], input?: string) => spawnSync(file, args, { encoding: 'utf8', timeout: 2000, input }).stdout ?? '';
+  // A spawn costs this process milliseconds, tens of them on a loaded machine, and this runs at the
+  // stop's deadline: a few `ip -batch` runs, however many namespaces (one pair per namespace took
+  // seconds under CI load, past the 5 s a Ctrl-C is given).
+  const batch = (lines: string[]) => (lines.length > 0 ? sh('ip', ['-force', '-batch', '-'], lines.map((line) => `${line}\n`).join('')) : '');
   const all = sh('ip', ['netns', 'list']).split('\n').map((line) => line.split(' ')[0]);
   const namespaces = all.filter((ns) => nodes.some((node) => ns.startsWith(`neoset-${node.slice('neoset'.length)}-`)));
   for (const pid of batch(namespaces.map((ns) => `netns pids ${ns}`)).split('\n').map(Number).filter((p) => p > 0)) {
@@ -145,10 +165,9 @@ export function sweepNow(): void {
       // gone already
     }
   }
-  batch([...namespaces.map((ns) => `netns del ${ns}`), ...nodes.map((node) => `link del ${node}`), ...(ownsNetwork ? [`link del ${API_LINK}`] : [])]);
+  batch([...namespaces.map((ns) => `netns del ${ns}`), ...nodes.map((node) => `link del ${node}`), ...(network ? [`link del ${API_LINK}`] : [])]);
   for (const node of nodes) rmSync(join(STATE_ROOT, node), { recursive: true, force: true });
-  restoreIpForward();
-  if (ownsNetwork) {
+  if (network) {
     for (const [family, name] of KUBE_PROXY_TABLES) sh('nft', ['delete', 'table', family, name]);
     rmSync(OWNER_DIR, { recursive: true, force: true });
   }

@@ -19,7 +19,8 @@ import { startKubelet } from '../../dev/kubelet/kubelet.ts';
 import { API_LINK, claimServiceNetwork, sweepNow } from '../../dev/cluster/service-network.ts';
 import { IP_FORWARD_RECORD } from '../../dev/kubelet/process/ip-forward.ts';
 import { createNodeNetwork, STATE_ROOT } from '../../dev/kubelet/process/network.ts';
-import { startKnativeDev } from '../e2e/terminal.ts';
+import { pressCtrlCOnKnative } from '../e2e/footprint.ts';
+import { startKnativeDev, untilOutput } from '../e2e/terminal.ts';
 
 const ip = (...args: string[]) => spawnSync('ip', args, { encoding: 'utf8' });
 const root = process.getuid?.() === 0 && ip('netns', 'list').status === 0;
@@ -84,6 +85,30 @@ describe.runIf(root)('the dev stack leaves its host as it found it', () => {
     expect(code, dev.output()).toBe(2);
     expect(said.join('\n')).toContain("the pod network 10.244.0.0/16 overlaps the host's route 10.244.7.0/24 dev hostnet-t34 (pick another with --pod-network-cidr)");
     expect(linkExists(API_LINK)).toBe(false);
+  }, 240_000);
+
+  it('npm run dev runs beside such a route on the ranges its flags pick', async () => {
+    ip('link', 'add', HOST_LINK, 'type', 'bridge');
+    ip('link', 'set', HOST_LINK, 'up');
+    expect(ip('route', 'add', '10.96.128.0/24', 'dev', HOST_LINK).status).toBe(0);
+    const dev = startKnativeDev(['--pod-network-cidr', '10.250.0.0/16', '--service-cidr', '10.112.0.0/12', '--api-address', '10.251.0.1']);
+    try {
+      await untilOutput(dev, 'NeoSet dev stack ready');
+      const kubectl = (...args: string[]) => spawnSync('kubectl', ['--kubeconfig', join(dev.dir, 'kubeconfig'), ...args], { encoding: 'utf8' }).stdout;
+      const podIPs = (JSON.parse(kubectl('get', 'pods', '-A', '-o', 'json')) as { items: { status: { podIP?: string } }[] }).items.map((p) => p.status.podIP).filter(Boolean);
+      const clusterIPs = ['default/kubernetes', 'kube-system/kube-dns'].map((s) => kubectl('get', 'service', '-n', s.split('/')[0]!, s.split('/')[1]!, '-o', 'jsonpath={.spec.clusterIP}'));
+      console.log(`[dev-host] with the flags: ${podIPs.length} pod IPs (${podIPs.slice(0, 3).join(', ')}, …), ClusterIPs ${clusterIPs.join(', ')}, ${dev.output().match(/kube-apiserver \S+ at \S+/)?.[0]}`);
+      expect(podIPs.length).toBeGreaterThan(10);
+      expect(podIPs.every((a) => a!.startsWith('10.250.'))).toBe(true);
+      expect(clusterIPs).toEqual(['10.112.0.1', '10.112.0.10']);
+      expect(dev.output()).toContain('at https://10.251.0.1:');
+    } finally {
+      const { left, code } = await pressCtrlCOnKnative(dev);
+      rmSync(dev.dir, { recursive: true, force: true });
+      expect(left).toEqual({ netns: [], links: [], tables: [], processes: [] });
+      expect(code).toBe(0);
+    }
+    expect(ip('route', 'show', '10.96.128.0/24').stdout).toContain(HOST_LINK);
   }, 240_000);
 
   it('sets ip_forward back when the last node network stops (the CNI bridge turned it on)', async () => {

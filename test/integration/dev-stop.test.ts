@@ -4,14 +4,16 @@
 // moment (starting, idle, mid-rollout), everything must be gone within 5 s, the kubeconfig removed,
 // and `npm run dev` must exit 0. Likewise `npm run cluster:down` (and Ctrl-C of `cluster:up`).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { poll } from '../../dev/cluster/wait.ts';
 import { imagePatch, kubectlOn } from '../e2e/readme-walkthrough.ts';
-import { pressCtrlCOnKnative } from '../e2e/footprint.ts';
+import { devMainPid, footprint, leftOf, pressCtrlCOnKnative } from '../e2e/footprint.ts';
 import { pressCtrlC, processGroup, startDev, startKnativeDev, startNpm, STOP_WITHIN_MS, untilOutput, type Dev } from '../e2e/terminal.ts';
+
+const processGroupGone = (pgid: number) => processGroup(pgid).length === 0;
 
 const REPO_ROOT = new URL('../..', import.meta.url).pathname;
 const EXAMPLE = join(REPO_ROOT, 'examples', 'mysql.yaml');
@@ -119,6 +121,57 @@ describe('Ctrl-C of npm run dev on the real Knative (its pods, network namespace
     expect(before.netns.length).toBeGreaterThanOrEqual(17);
     expect(before.links).toContain('neoset-api');
   }, 120_000);
+
+  // SIGKILL leaves no stop to run: the pods' processes (in process groups of their own), their
+  // namespaces and veths, the bridge, the API's interface, kube-proxy's tables and ip_forward turned
+  // on by the CNI bridge all stay. The next start must remove every one of them, say so, and leave
+  // ip_forward as the host had it before the first.
+  it('after a SIGKILL of the whole stack: the next start removes what it left and says so; ip_forward as the host had it', async () => {
+    const IP_FORWARD = '/proc/sys/net/ipv4/ip_forward';
+    const hostForward = readFileSync(IP_FORWARD, 'utf8').trim();
+    writeFileSync(IP_FORWARD, '0\n');
+    try {
+      const first = startKnativeDev();
+      dirs.push(first.dir);
+      await untilOutput(first, 'NeoSet dev stack ready');
+      const pgid = first.child.pid!;
+      const before = footprint(pgid, devMainPid(pgid)!);
+      process.kill(-pgid, 'SIGKILL');
+      await first.exited;
+      await poll('the process group gone', async () => (processGroupGone(pgid) ? true : undefined), { timeoutMs: 5000, intervalMs: 50 });
+      const stayed = leftOf(before);
+      const count = (f: typeof before) => `${f.processes.length} processes, ${f.netns.length} network namespaces, ${f.links.length} links, ${f.tables.length} nftables tables`;
+      console.log(`[dev-stop knative] SIGKILL left: ${count(stayed)}; ip_forward ${readFileSync(IP_FORWARD, 'utf8').trim()}`);
+      expect(stayed.processes.length).toBeGreaterThan(10);
+      expect(stayed.netns.length).toBeGreaterThanOrEqual(17);
+      expect(stayed.tables).toEqual(['ip kube-proxy', 'ip6 kube-proxy']);
+
+      const second = startKnativeDev();
+      let said: string | undefined;
+      let gone: typeof before;
+      try {
+        await untilOutput(second, 'NeoSet dev stack ready');
+        said = second.output().split('\n').find((line) => line.includes('removed what an earlier dev stack left'));
+        gone = leftOf(stayed);
+      } catch (error) {
+        await pressCtrlCOnKnative(second); // no test leaves a stack behind
+        throw new Error(`${(error as Error).message}; its output:\n${second.output().slice(-3000)}`, { cause: error });
+      }
+      console.log(`[dev-stop knative] the next start: ${said ?? 'said nothing of what the killed stack left'}`);
+      const leftovers = { netns: gone.netns, processes: gone.processes, veths: gone.links.filter((l) => l.startsWith('veth')) };
+      const after = await expectAllGone(second, 'after the start that cleaned up');
+      // The bridge, the interface and the tables are made again under the same names: the line names
+      // them; the namespaces (named by pod uid), veths and processes are gone for good.
+      expect(after.netns.filter((ns) => stayed.netns.includes(ns))).toEqual([]);
+      expect(leftovers).toEqual({ netns: [], processes: [], veths: [] });
+      expect(said ?? 'nothing said of what the killed stack left', second.output()).toMatch(new RegExp(`removed what an earlier dev stack left \\(pid \\d+, gone without its stop\\): \\d+ pod processes, ${stayed.netns.length} network namespaces \\(their veths with them\\), the bridge neoset\\d+, neoset-api, nftables table ip kube-proxy, nftables table ip6 kube-proxy, net.ipv4.ip_forward set back to 0`));
+      expect(readFileSync(IP_FORWARD, 'utf8').trim()).toBe('0');
+      // Its state under /run/neoset too (the only stack on this machine: nothing else keeps state there).
+      expect(existsSync('/run/neoset'), `left: ${existsSync('/run/neoset') ? readdirSync('/run/neoset').join(', ') : ''}`).toBe(false);
+    } finally {
+      writeFileSync(IP_FORWARD, `${hostForward}\n`);
+    }
+  }, 420_000);
 });
 
 describe('npm run cluster:down, and Ctrl-C of cluster:up', () => {
