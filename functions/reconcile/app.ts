@@ -21,11 +21,12 @@ import { metricsPortApp } from '../../shared/metrics/metrics-port.ts';
 
 /**
  * NeoSets reconciled at once by one instance's resync sweep (and by one event that names several).
- * A NeoSet's run is three reads at once: 16 keep 48 of the client's 64 sockets busy (API_SOCKETS),
- * leaving room for the events meanwhile. Issue 34: 1,500 NeoSets with 300 ms added to every request
- * must be swept within the tick's minute — at 8, and 16 sockets, they took more than that.
+ * A sweep waits on round trips: a NeoSet's run is three reads at once, and the next NeoSet starts when
+ * one ends. Issue 34: 1,500 NeoSets with 300 ms added to every request must be swept within the tick's
+ * minute — on a loaded 2-core machine a run took 640-850 ms, so 16 at once took 55-83 s, 32 took 40 s
+ * (test/integration/ticks.test.ts). 32 runs' reads are 96 requests: the client's sockets (API_SOCKETS).
  */
-export const SWEEP_PARALLELISM = 16;
+export const SWEEP_PARALLELISM = 32;
 
 /** What one event's answer rests on, for one NeoSet it names (SPEC §2.0; times are performance.now()). */
 export interface EventCoverage {

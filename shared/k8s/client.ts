@@ -158,11 +158,11 @@ function authOptions(kc: KubeConfig, ttlMs = AUTH_OPTIONS_TTL_MS, clock: () => n
 }
 
 /**
- * Keep-alive sockets to the API server per client. A resync sweep keeps SWEEP_PARALLELISM NeoSets'
+ * Keep-alive sockets to the API server per client. A resync sweep keeps SWEEP_PARALLELISM (32) NeoSets'
  * three reads in flight (functions/reconcile/app.ts): with 16 sockets and 300 ms per request, 1,500
  * NeoSets' 4,500 reads need 85 s at the least (53 a second), longer than the tick's minute (issue 34).
  */
-export const API_SOCKETS = 64;
+export const API_SOCKETS = 96;
 
 /** `clock`: what AUTH_OPTIONS_TTL_MS is measured on (performance.now; a test's own). */
 export function createKubeClient(kc: KubeConfig, { clock }: { clock?: () => number } = {}): KubeClient {

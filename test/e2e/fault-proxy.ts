@@ -69,6 +69,19 @@ const internalError = (path: string) =>
     code: 500,
   });
 
+/** A kubeconfig whose only cluster is the proxy at `url` (plain http on loopback, no credentials). */
+export function proxyKubeconfigYaml(url: string): string {
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    // client-node refuses plain http unless told to skip TLS verification: there is no TLS here.
+    clusters: [{ name: 'chaos', cluster: { server: url, 'insecure-skip-tls-verify': true } }],
+    users: [{ name: 'chaos', user: {} }],
+    contexts: [{ name: 'chaos', context: { cluster: 'chaos', user: 'chaos' } }],
+    'current-context': 'chaos',
+  });
+}
+
 export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultProxy> {
   const upstream = new URL(opts.kubeConfig.getCurrentCluster()!.server);
   const agent = new https.Agent({ keepAlive: true, maxSockets: 64 });
@@ -135,16 +148,7 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
   return {
     url,
     stats,
-    kubeconfigYaml: () =>
-      stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        // client-node refuses plain http unless told to skip TLS verification: there is no TLS here.
-        clusters: [{ name: 'chaos', cluster: { server: url, 'insecure-skip-tls-verify': true } }],
-        users: [{ name: 'chaos', user: {} }],
-        contexts: [{ name: 'chaos', context: { cluster: 'chaos', user: 'chaos' } }],
-        'current-context': 'chaos',
-      }),
+    kubeconfigYaml: () => proxyKubeconfigYaml(url),
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
