@@ -196,12 +196,17 @@ const iptables = (...args: string[]) => spawnSync('iptables', args, { encoding: 
 const hasIptables = root && iptables('--version').status === 0;
 const hostChains = () => HOST_CHAINS.filter(([table, chain]) => iptables('-t', table, '-S', chain).status === 0).map(([table, chain]) => `${table}/${chain}`);
 
+const nftTables = () => spawnSync('nft', ['list', 'tables'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+
 describe.runIf(hasIptables)("kube-proxy of the dev stack beside a host's own kube-proxy (iptables mode)", () => {
+  // iptables-nft keeps its tables in nftables (`ip nat`, `ip filter`): the ones this test makes go too.
+  const tablesBefore = hasIptables ? nftTables() : [];
   afterAll(() => {
     for (const [table, chain] of HOST_CHAINS) {
       iptables('-t', table, '-F', chain);
       iptables('-t', table, '-X', chain);
     }
+    for (const table of nftTables().filter((t) => !tablesBefore.includes(t) && /^table ip (nat|filter)$/.test(t))) spawnSync('nft', ['delete', ...table.split(' ')]);
   });
 
   it("leaves the host kube-proxy's iptables chains as they were, at its start and at its stop", async () => {
