@@ -11,6 +11,7 @@
 //     else a build from the Go module proxy (several minutes, once per machine);
 //   - the CNI plugins bridge, host-local, loopback: NEOSET_CNI_PATH, else the cached build, else a
 //     build from the Go module proxy (build-cni.sh, under a minute cold);
+//   - iptables (test/integration/dev-host.test.ts makes a host kube-proxy's chains), installed like the above;
 //   - nftables (the `nft` tool kube-proxy's nftables mode drives), installed like the above, and the
 //     services stack's kube-proxy (TEST_ASSET_KUBE_PROXY, else built beside the control plane) and
 //     CoreDNS (NEOSET_COREDNS, else build-coredns.sh, about 2 minutes cold);
@@ -42,6 +43,7 @@ if (!has('faketime')) install('faketime', "for the one-clock test (libfaketime: 
 if (!has('ip')) install('iproute2', 'for the process-mode kubelet (ip netns, veth)');
 if (!has('nsenter') || !has('unshare')) install('util-linux', 'for the process-mode kubelet (nsenter, unshare)');
 if (!has('nft')) install('nftables', "for the services stack's kube-proxy (nftables mode)");
+if (!has('iptables')) install('iptables', "for the dev-host test: a host kube-proxy's iptables chains, which the dev stack's must leave alone");
 if (!has('kubectl')) {
   console.error('error: kubectl is needed on PATH (the integration tests and the plugin use it as users do)');
   process.exit(2);
