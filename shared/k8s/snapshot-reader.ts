@@ -32,7 +32,7 @@
 import { z } from 'zod';
 import { LABEL_NEOSET_NAME } from '../api/names.ts';
 import { NeoSet, RECORDED_VERSION_PATTERN } from '../api/neoset.ts';
-import type { ControllerRevision, ObjectMeta, PersistentVolumeClaim, Pod } from '../core/objects.ts';
+import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../core/objects.ts';
 import type { ListedVersions, Snapshot } from '../core/snapshot.ts';
 import { ApiError, type KubeClient, type RequestOptions } from './client.ts';
 import { paths } from './paths.ts';
@@ -192,9 +192,3 @@ async function listOf<T>(client: KubeClient, path: string, labelSelector: string
 
 /** The API server's refusals of a floor (a version, not "0") that a consistent read may still serve; 504 besides. */
 const FLOOR_REFUSED = new Set([400, 410, 500]);
-
-/** Every NeoSet in the cluster (namespace undefined) or one namespace, as [namespace, name] pairs. */
-export async function listNeoSetKeys(client: KubeClient, namespace?: string): Promise<{ namespace: string; name: string }[]> {
-  const list = await client.request<List<{ metadata: ObjectMeta }>>('GET', paths.neosets(namespace));
-  return list.items.map((o) => ({ namespace: o.metadata.namespace ?? namespace ?? 'default', name: o.metadata.name }));
-}
