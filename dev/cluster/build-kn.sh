@@ -4,7 +4,7 @@
 # beside the other binaries. Idempotent: a build already there is left alone. Prints the directory
 # holding `kn` on its last line.
 #
-# Not wired into test/cluster/prepare.ts, npm test or npm run dev yet (issue 35, step 1): nothing
+# Not wired into npm test's prepare step or npm run dev yet (issue 35, step 1): nothing
 # runs kn yet, and CI's time from nothing must stay under 60 minutes; the session that runs Serving
 # wires this script in with what uses it.
 #

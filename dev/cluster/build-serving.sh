@@ -6,7 +6,7 @@
 # (CRDs, roles, config maps, deployments, webhooks; as the release has them, ko:// references
 # included: the queue-proxy's image is config-deployment's queue-sidecar-image).
 #
-# Not wired into test/cluster/prepare.ts, npm test or npm run dev yet (issue 35, step 1): nothing
+# Not wired into npm test's prepare step or npm run dev yet (issue 35, step 1): nothing
 # runs Serving yet, and CI's time from nothing must stay under 60 minutes; the session that runs
 # Serving wires this script in with what uses it. docs/design/serving.md is the plan.
 #

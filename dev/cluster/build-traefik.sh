@@ -6,7 +6,7 @@
 # Idempotent: a build already there is left alone. Prints the directory holding `traefik` on its last
 # line.
 #
-# Not wired into test/cluster/prepare.ts, npm test or npm run dev yet (issue 35, step 1): nothing
+# Not wired into npm test's prepare step or npm run dev yet (issue 35, step 1): nothing
 # runs Traefik yet, and CI's time from nothing must stay under 60 minutes; the session that runs
 # Serving wires this script in with what uses it.
 #
