@@ -24,7 +24,7 @@ import { metricsPortApp } from '../../shared/metrics/metrics-port.ts';
  * A sweep waits on round trips: a NeoSet's run is three reads at once, and the next NeoSet starts when
  * one ends. Issue 34: 1,500 NeoSets with 300 ms added to every request must be swept within the tick's
  * minute — on a loaded 2-core machine a run took 640-850 ms, so 16 at once took 55-83 s, 32 took 40 s
- * (test/integration/ticks.test.ts). 32 runs' reads are 96 requests: the client's sockets (API_SOCKETS).
+ * (test/integration/ticks.test.ts). 32 runs' reads are up to 96 requests; the client keeps 64 sockets (API_SOCKETS: why not 96, see there).
  */
 export const SWEEP_PARALLELISM = 32;
 
