@@ -83,14 +83,15 @@ Host is not its own, and any write whose Origin is not (no writes from another s
   },
   version: {
     about: `Print the plugin's version, then each installed function's (reconcile, readiness, admission)
-with where it was read:
-  admission             its /healthz through the API server's service proxy (needs get on
-                        services/proxy in neoset-system, as edit or admin there give), else the image
-                        tag of the Deployment neoset-system/neoset-admission (view there);
-  reconcile, readiness  the image tag of the Knative Service neoset-system/neoset-<name> (view there):
-                        the version deployed, as the service proxy cannot reach a Knative Service.
---function-url NAME=URL asks URL/healthz instead (the dev stack's functions run on this machine;
-npm run dev prints their URLs; an https certificate is not verified: only a version is read).
+with where it was read. Each function is found where it runs in neoset-system:
+  a Knative Service     its latest ready revision's /healthz through the API server's service proxy
+                        (needs get on services/proxy, as edit or admin there give), else that
+                        revision's image tag (view there); a revision scaled to zero is not woken:
+                        "scaled to zero" and its image tag;
+  a Deployment+Service  (knative/eventing-only/, the default npm run dev; admission always) its
+                        /healthz through the service proxy, else the Deployment's image tag.
+--function-url NAME=URL asks URL/healthz instead (npm run dev -- --bridge runs the functions on this
+machine and prints their URLs; an https certificate is not verified: only a version is read).
 A function that cannot be asked is shown "unreachable" with why; that is not an error.`,
     examples: `  # The plugin and the functions installed in the cluster
   kubectl neoset version
@@ -98,7 +99,7 @@ A function that cannot be asked is shown "unreachable" with why; that is not an 
   # The plugin only
   kubectl neoset version --client
 
-  # The dev stack's functions
+  # The functions of npm run dev -- --bridge (processes on this machine)
   kubectl neoset version --function-url reconcile=http://127.0.0.1:8081 \\
     --function-url readiness=http://127.0.0.1:8082 --function-url admission=https://127.0.0.1:8443`,
     options: `  --client=false: Print only the plugin's version; the cluster is not contacted.

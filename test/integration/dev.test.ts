@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../../scripts/build.ts';
-import { createTestNamespace, kubeconfigPath, kubectl, type TestNamespace } from '../cluster/harness.ts';
+import { createTestNamespace, kubeconfigPath, kubectl, run, type TestNamespace } from '../cluster/harness.ts';
 import { createCa, issueServingCert } from '../../dev/cluster/certs.ts';
 import { freePorts } from '../../dev/cluster/ports.ts';
 import { probe } from '../../dev/cluster/probe.ts';
@@ -333,6 +333,16 @@ describe('npm run dev (the real Knative Eventing, the default)', () => {
     // The pods' logs followed as --bridge follows its processes': one line per invocation that wrote.
     expect(dev.output()).toMatch(/ reconcile \w+ neoset default\/mysql → default\/mysql ok: /);
     expect(dev.output()).toMatch(/ readiness update pod default\/mysql-\d → default\/mysql ok: setInPlaceReady/);
+  });
+
+  it('kubectl neoset version finds the three functions (Deployments behind v1 Services here) and asks each, through the service proxy, its version (issue 35, point 7)', async () => {
+    // As a new user would: the plugin on PATH, the kubeconfig npm run dev printed, no --function-url.
+    const r = await run('kubectl', ['neoset', 'version'], { env: { ...process.env, PATH: `${join(REPO_ROOT, 'bin')}:${process.env.PATH}`, KUBECONFIG: kubeconfig } });
+    console.log(`[dev knative] kubectl neoset version (exit ${r.code}):\n${r.stdout}${r.stderr}`);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const rows = r.stdout.split('\n').slice(2, 5).map((line) => line.split(/\s{3,}/));
+    // Asked of the running pods, not read from the image tag (which says 0.3.0 too).
+    expect(rows).toEqual(['reconcile', 'readiness', 'admission'].map((fn) => [fn, PACKAGE_VERSION, `/healthz through the API server's service proxy (service neoset-system/neoset-${fn})`]));
   });
 
   it('stops everything it started on Ctrl-C: processes, network namespaces, veths, bridge, nftables tables', async () => {
