@@ -24,6 +24,7 @@ const SERVICES = [
   'notifications',
   'prometheus-knative',
   'process-pods',
+  'process-prestop',
   'services-dns',
 ].map((name) => `test/integration/${name}.test.ts`);
 

@@ -1,8 +1,9 @@
 // One container of a process-mode pod: its process in the pod's network namespace (and a mount and
 // UTS namespace of its own, where the pod's /etc/hosts, /etc/resolv.conf and volumes are bind-mounted
-// and the hostname is the pod's), its log file per start, its probes, and its restarts per the pod's
-// restartPolicy with kubelet's back-off (the first restart at once, then initial, doubling, capped).
-// What it reports is a containerStatus as kubelet writes it.
+// and the hostname is the pod's), its log file per start, its probes, its lifecycle hooks
+// (lifecycle-hooks.ts: postStart after each start, preStop before each kill), and its restarts per the
+// pod's restartPolicy with kubelet's back-off (the first restart at once, then initial, doubling,
+// capped). What it reports is a containerStatus as kubelet writes it.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, closeSync } from 'node:fs';
@@ -12,6 +13,7 @@ import type { V1Container, V1ContainerState, V1ContainerStatus, V1Probe } from '
 import { imageIDOf, newContainerID, normalizeImage } from '../image.ts';
 import { apiTime } from '../pod-status.ts';
 import { reportedResources } from '../resize.ts';
+import { runHook, stopContainer, type Stopping } from './lifecycle-hooks.ts';
 import { probeOnce } from './probes.ts';
 import type { Mount } from './volumes.ts';
 
@@ -33,7 +35,7 @@ export interface ContainerSettings {
   restartPolicy: string;
   backoffMs: number;
   maxBackoffMs: number;
-  /** Grace between SIGTERM and SIGKILL when a liveness or startup probe fails. */
+  /** The grace period (preStop hook, then SIGTERM, SIGKILL at its end) when a liveness, startup probe or postStart hook fails. */
   graceMs: number;
   /** Where the previous status (a kubelet restart) leaves off. */
   previous?: V1ContainerStatus;
@@ -45,7 +47,10 @@ export interface ContainerRun {
   name: string;
   status(): V1ContainerStatus;
   running(): boolean;
-  /** SIGTERM to its process group, SIGKILL after `graceMs`; no restart after. Resolves once it has exited. */
+  /**
+   * Its preStop hook (within `graceMs`), SIGTERM to its process group, SIGKILL when `graceMs` ends; no
+   * restart after. A second call may only shorten the grace (0: killed at once). Resolves once it has exited.
+   */
   stop(graceMs: number): Promise<void>;
 }
 
@@ -93,23 +98,41 @@ export function runContainer(spec: ContainerSpec, settings: ContainerSettings): 
   let startedAtMs = 0;
   let timers: NodeJS.Timeout[] = [];
   let restartTimer: NodeJS.Timeout | undefined;
+  /** The kill under way of the current process (preStop, SIGTERM, SIGKILL). */
+  let killing: Stopping | undefined;
+  /** Ends the current process's postStart hook; set while it runs (kubelet reports the container created, not running, until it returns). */
+  let postStart: AbortController | undefined;
 
   const clearProbes = () => {
     for (const t of timers) clearTimeout(t);
     timers = [];
   };
-  const kill = (signal: NodeJS.Signals) => {
-    if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
+  const signalGroup = (proc: ChildProcess, signal: NodeJS.Signals) => {
+    if (!proc.pid || proc.exitCode !== null || proc.signalCode !== null) return;
     try {
-      process.kill(-child.pid, signal);
+      process.kill(-proc.pid, signal);
     } catch {
       // the group is gone
     }
   };
-  const terminate = (graceMs: number) => {
-    kill('SIGTERM');
-    const t = setTimeout(() => kill('SIGKILL'), graceMs);
-    void exited.finally(() => clearTimeout(t));
+  /** kubelet's killContainer (lifecycle-hooks.ts stopContainer) of the current process; again: only hurries it. */
+  const killContainer = (graceMs: number): Promise<void> => {
+    if (killing) {
+      killing.hurry(graceMs);
+      return killing.done;
+    }
+    const proc = child;
+    postStart?.abort(); // kubelet kills a container whose postStart still runs the same way
+    postStart = undefined;
+    const hook = container.lifecycle?.preStop;
+    killing = stopContainer(graceMs, {
+      // Bound to this process: a restart may replace `child` before the kill is over.
+      preStop: hook && proc?.pid && state.running ? (signal) => runHook(hook, { podIP: settings.podIP, container, pid: proc.pid!, env: spec.env }, signal) : undefined,
+      signal: (sig) => proc && signalGroup(proc, sig),
+      exited,
+      log: (msg) => settings.log(`${container.name}: ${msg}`),
+    });
+    return killing.done;
   };
 
   const setReady = (value: boolean) => {
@@ -164,7 +187,7 @@ export function runContainer(spec: ContainerSpec, settings: ContainerSettings): 
         schedule(container.livenessProbe, 'liveness', (_passed, failed) => {
           if (!failed) return;
           settings.log(`${container.name}: liveness probe failed, restarting`);
-          terminate(container.livenessProbe?.terminationGracePeriodSeconds ? container.livenessProbe.terminationGracePeriodSeconds * 1000 : settings.graceMs);
+          void killContainer(container.livenessProbe?.terminationGracePeriodSeconds ? container.livenessProbe.terminationGracePeriodSeconds * 1000 : settings.graceMs);
         });
       }
       settings.onChange();
@@ -178,7 +201,7 @@ export function runContainer(spec: ContainerSpec, settings: ContainerSettings): 
         afterStartup();
       } else if (failed) {
         done = true;
-        terminate(settings.graceMs);
+        void killContainer(settings.graceMs);
       }
     });
   };
@@ -196,6 +219,7 @@ export function runContainer(spec: ContainerSpec, settings: ContainerSettings): 
     const proc = spawn('ip', argv, { env: spec.env, stdio: ['ignore', fd, fd], detached: true });
     closeSync(fd);
     child = proc;
+    killing = undefined;
     state = { running: { startedAt: apiTime(startedAtMs) } };
     const thisID = containerID;
     exited = new Promise((resolve) => {
@@ -212,6 +236,8 @@ export function runContainer(spec: ContainerSpec, settings: ContainerSettings): 
         };
         ready = false;
         started = false;
+        postStart?.abort();
+        postStart = undefined;
         settings.log(`${container.name}: exited ${exitCode}${signal ? ` (${signal})` : ''}`);
         const restart = !stopping && (settings.restartPolicy === 'Always' || (settings.restartPolicy === 'OnFailure' && exitCode !== 0));
         if (!restart) state = { terminated };
@@ -232,7 +258,20 @@ export function runContainer(spec: ContainerSpec, settings: ContainerSettings): 
         resolve();
       });
     });
-    startProbes();
+    const hook = container.lifecycle?.postStart;
+    if (!hook || !proc.pid) return startProbes();
+    // kubelet's startContainer runs postStart before it reports the container running (and probes
+    // it); a hook that fails kills the container (FailedPostStartHook), restarted per restartPolicy.
+    const ending = new AbortController();
+    postStart = ending;
+    void runHook(hook, { podIP: settings.podIP, container, pid: proc.pid, env: spec.env }, ending.signal).then((result) => {
+      if (postStart !== ending) return; // the process exited, or is being killed
+      postStart = undefined;
+      settings.onChange(); // created → running
+      if (result.ok) return startProbes();
+      settings.log(`${container.name}: FailedPostStartHook: ${result.message}`);
+      void killContainer(settings.graceMs);
+    });
   };
   start();
 
@@ -240,14 +279,15 @@ export function runContainer(spec: ContainerSpec, settings: ContainerSettings): 
     name: container.name,
     running: () => state.running !== undefined,
     status() {
-      const waitingNow = state.waiting !== undefined;
+      const shown: V1ContainerState = postStart ? { waiting: { reason: 'ContainerCreating' } } : state;
+      const waitingNow = shown.waiting !== undefined;
       return {
         ...base,
         containerID: waitingNow && restartCount === 0 ? undefined : (containerID ?? undefined),
         restartCount,
         ready,
         started,
-        state,
+        state: shown,
         lastState,
       };
     },
@@ -255,8 +295,7 @@ export function runContainer(spec: ContainerSpec, settings: ContainerSettings): 
       stopping = true;
       clearTimeout(restartTimer);
       clearProbes();
-      terminate(graceMs);
-      await exited;
+      await killContainer(graceMs);
     },
   };
 }

@@ -51,7 +51,10 @@ export interface ProcessPods {
    * undefined when this pod runs no processes here.
    */
   logOf(key: string, container: string, previous: boolean): LogLookup | undefined;
-  /** Begins stopping a deleted pod's containers (SIGTERM); whether every one has exited. */
+  /**
+   * Begins stopping a deleted pod's containers, all at once as kubelet does: each one's preStop hook
+   * within `graceMs`, then SIGTERM, SIGKILL at its end (container.ts); whether every one has exited.
+   */
   terminate(key: string, graceMs: number): boolean;
   /** Its processes killed, CNI DEL, its namespace and files removed; the containers' last statuses. */
   remove(key: string): Promise<V1ContainerStatus[]>;
