@@ -57,10 +57,16 @@ function yamlFiles(dir: string): string[] {
     });
 }
 
-/** The objects of the manifests under `dir`, ko:// references resolved to our images. */
-export function releaseManifests(dir: string, version = KNATIVE_EVENTING_VERSION): Manifest[] {
+/** How a release's ko:// references become images: the reference's pattern (cmd captured) and the image of a cmd. */
+export interface KoResolution {
+  reference: RegExp;
+  image: (cmd: string) => string;
+}
+
+/** The objects of the manifests under `dir`, ko:// references resolved to our images (Eventing's unless `ko` says otherwise). */
+export function releaseManifests(dir: string, version = KNATIVE_EVENTING_VERSION, ko: KoResolution = { reference: KO_REFERENCE, image: (cmd) => knativeImage(cmd, version) }): Manifest[] {
   return yamlFiles(dir).flatMap((file) => {
-    const text = readFileSync(file, 'utf8').replace(KO_REFERENCE, (_match, cmd: string) => knativeImage(cmd, version));
+    const text = readFileSync(file, 'utf8').replace(ko.reference, (_match, cmd: string) => ko.image(cmd));
     return parseAllDocuments(text)
       .map((doc) => doc.toJS() as Manifest | null)
       .filter((m): m is Manifest => m !== null && typeof m === 'object' && typeof m.kind === 'string');
@@ -114,16 +120,17 @@ export async function applyUntilAccepted(kubeconfig: string, manifests: Manifest
 
 const available = (d: V1Deployment) => (d.spec?.replicas ?? 1) === 0 || d.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
 
-async function deploymentsAvailable(cp: ControlPlane, names: string[] | undefined, timeoutMs: number): Promise<void> {
+/** Resolves once the Deployments `names` (every one when undefined) of `namespace` are Available. */
+export async function deploymentsAvailable(cp: ControlPlane, names: string[] | undefined, timeoutMs: number, namespace = KNATIVE_NAMESPACE): Promise<void> {
   const apps = cp.kubeConfig().makeApiClient(AppsV1Api);
   let waiting: string[] = [];
   await waitFor(
     async () => {
-      const all = (await apps.listNamespacedDeployment({ namespace: KNATIVE_NAMESPACE })).items.filter((d) => !names || names.includes(d.metadata!.name!));
+      const all = (await apps.listNamespacedDeployment({ namespace })).items.filter((d) => !names || names.includes(d.metadata!.name!));
       waiting = all.filter((d) => !available(d)).map((d) => d.metadata!.name!);
       return all.length >= (names?.length ?? 1) && waiting.length === 0;
     },
-    { what: `Deployments Available in ${KNATIVE_NAMESPACE}`, timeoutMs, intervalMs: 250 },
+    { what: `Deployments Available in ${namespace}`, timeoutMs, intervalMs: 250 },
   ).catch((err: unknown) => {
     throw new Error(`${(err as Error).message}; not Available: ${waiting.join(', ') || 'none listed'}`, { cause: err });
   });

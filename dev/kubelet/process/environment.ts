@@ -130,14 +130,16 @@ const LOADS_CODE = ['NODE_OPTIONS', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT']
 
 /**
  * Refuses, for an image that runs only its own program (image-table.ts fixedCommand), a pod's
- * `command`, a variable in LOADS_CODE, and a $(VAR) of the entrypoint whose value is more than a name
- * (`functions/$(NEOSET_FUNCTION)/server.ts` must not become a path of the pod's choosing).
+ * `command` (and its `args` when fixedArgs), a variable in LOADS_CODE, and a $(VAR) of the entrypoint
+ * whose value is more than a name (`functions/$(NEOSET_FUNCTION)/server.ts` must not become a path of
+ * the pod's choosing).
  */
 function checkFixedCommand(container: V1Container, image: RunEntry, env: Record<string, string>): void {
   const refuse = (what: string) => {
     throw new ContainerConfigError(`${container.image}: ${what}: this image runs its own program only (process-mode pods run as root on this host)`);
   };
   if (container.command?.length) refuse('a command is not run');
+  if (image.fixedArgs && container.args?.length) refuse('args are not passed');
   const loads = LOADS_CODE.find((name) => (container.env ?? []).some((e) => e.name === name) || Object.hasOwn(env, name) && !Object.hasOwn(image.env, name));
   if (loads) refuse(`${loads} is not honoured`);
   for (const part of [...image.entrypoint, ...image.cmd]) {

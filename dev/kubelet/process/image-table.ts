@@ -16,6 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { KNATIVE_SERVING_COMMANDS } from '../../cluster/binaries.ts';
 import { normalizeImage } from '../image.ts';
 
 const entrySchema = z
@@ -30,6 +31,9 @@ const entrySchema = z
     // the entrypoint naming a path). Its processes run as root on this host; whoever may create a
     // pod in the dev cluster must not get a root shell on it by naming the stack's own images.
     fixedCommand: z.boolean().default(false),
+    // With fixedCommand: a pod's `args` are refused too — for a program whose flags choose what it
+    // loads (Traefik: plugins, files, providers), the table's flags are its whole configuration.
+    fixedArgs: z.boolean().optional(),
   })
   .strict();
 export type ImageTableEntry = z.input<typeof entrySchema>;
@@ -53,6 +57,25 @@ export const DEFAULT_IMAGE_TABLE: ImageTableEntry[] = [
   },
   // The cluster DNS (dev/cluster/coredns.ts), whatever tag the Deployment names: our build runs it.
   { image: 'registry.k8s.io/coredns/coredns:*', entrypoint: ['{program:coredns}'], fixedCommand: true },
+  // Knative Serving's components (dev/cluster/serving.ts rewrites the release's ko:// references to
+  // these images), each its binary given as the program knative-serving-<cmd> (servingPrograms).
+  // queue is the queue-proxy Serving's controller puts beside every revision's container.
+  ...KNATIVE_SERVING_COMMANDS.map((cmd) => ({
+    image: `neoset.local/knative-serving/${cmd}:*`,
+    entrypoint: [`{program:knative-serving-${cmd}}`],
+    fixedCommand: true,
+  })),
+  // Traefik, Serving's KIngress implementation (dev/cluster/traefik.ts): its static configuration is
+  // the checkout's file, named by the one flag it gets. A configuration file Traefik finds wins over
+  // flags and TRAEFIK_* variables (its FileLoader runs first), and it looks in the working directory
+  // and /etc/traefik, where a pod could mount one: --configFile names ours, so none is looked for.
+  {
+    image: 'neoset.local/traefik:*',
+    entrypoint: ['{program:traefik}', '--configFile={checkout}/dev/cluster/traefik.yaml'],
+    workingDir: '{checkout}/dev/cluster',
+    fixedCommand: true,
+    fixedArgs: true,
+  },
 ];
 
 export interface ImageTable {
