@@ -2,7 +2,7 @@
 // a real control plane with one NeoSet and its PODS pods, from one client with one request in flight,
 // after a warm-up: the requests a NeoSet step is made of — the reconcile function's three reads (the
 // NeoSet from etcd or from the watch cache; the pod and revision lists from the cache), the claim
-// (PUT of the NeoSet's status), the drain (a strategic merge patch of pods/status), the image patch
+// (a JSON Patch of the NeoSet's status), the drain (a strategic merge patch of pods/status), the image patch
 // — next to the cheapest request there is (GET /version) and a small object's write (a ConfigMap).
 // A step is at least its reads, its claim and its drain one after the other (SPEC §2.0: claim before
 // act), so their sum is the floor under `npm run bench:rollout`'s step p50 on this machine, before
@@ -15,8 +15,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LABEL_NEOSET_NAME } from '../shared/api/names.ts';
+import type { NeoSetStatus } from '../shared/api/neoset.ts';
+import { statusPatch } from '../shared/k8s/apply.ts';
 import { createKubeClient, type KubeClient } from '../shared/k8s/client.ts';
 import { paths } from '../shared/k8s/paths.ts';
+import { POD_LONG_STRINGS } from '../shared/k8s/pod-trim.ts';
 import { startControlPlane } from '../dev/cluster/control-plane.ts';
 import { installCrds } from '../dev/cluster/crd.ts';
 import { fixed, quantile, table } from './lib/stats.ts';
@@ -64,10 +67,12 @@ async function measure(client: KubeClient): Promise<Row[]> {
   const neosetFrom = (query?: Record<string, string>) => client.request<{ metadata: { resourceVersion: string } }>('GET', paths.neoset(NS, NAME), query ? { query } : {});
   const list = (path: string) => client.request('GET', path, { query: { ...selector, ...fromCache, resourceVersionMatch: 'NotOlderThan' } });
   const reads = (query?: Record<string, string>) => Promise.all([neosetFrom(query), list(paths.pods(NS)), list(paths.revisions(NS))]);
-  // The claim's PUT carries the NeoSet as read, its resourceVersion the condition (apply.ts writeStatus).
+  // The claim: the status alone, its resourceVersion the condition (apply.ts statusPatch).
+  const writeStatus = (resourceVersion: string, i: number) =>
+    client.request('PATCH', paths.neosetStatus(NS, NAME), { patch: 'json', body: statusPatch(resourceVersion, { observedGeneration: 1, replicas: i } as NeoSetStatus), longStrings: POD_LONG_STRINGS });
   const claim = async (i: number) => {
     const n = await neosetFrom();
-    return () => client.request('PUT', paths.neosetStatus(NS, NAME), { body: { ...n, status: { observedGeneration: 1, replicas: i } } });
+    return () => writeStatus(n.metadata.resourceVersion, i);
   };
   const gate = (i: number) => ({ metadata: { annotations: { 'bench/drain': String(i) } }, status: { conditions: [{ type: 'InPlaceUpdateReady', status: i % 2 ? 'True' : 'False' }] } });
   const rows: Row[] = [];
@@ -78,7 +83,7 @@ async function measure(client: KubeClient): Promise<Row[]> {
   rows.push(await timed(`LIST its ${PODS} pods, consistent (no resourceVersion)`, () => client.request('GET', paths.pods(NS), { query: selector })));
   rows.push(await timed('the three reads at once, the NeoSet from etcd', () => reads()));
   rows.push(await timed('the three reads at once, the NeoSet from the cache (reconcile)', () => reads(fromCache)));
-  // Timed alone: the GET that gives the PUT its resourceVersion is not counted.
+  // Timed alone: the GET that gives the write its resourceVersion is not counted.
   const claims: number[] = [];
   let claimCpu = 0;
   for (let i = 0; i < REQUESTS + WARM; i++) {
@@ -91,14 +96,14 @@ async function measure(client: KubeClient): Promise<Row[]> {
       claimCpu += cpuMs() - c;
     }
   }
-  rows.push({ what: 'PUT the NeoSet status (the claim)', p50: quantile(claims, 0.5), p90: quantile(claims, 0.9), cpu: claimCpu / REQUESTS });
+  rows.push({ what: 'PATCH the NeoSet status (the claim)', p50: quantile(claims, 0.5), p90: quantile(claims, 0.9), cpu: claimCpu / REQUESTS });
   rows.push(await timed('PATCH pods/status, state and gate (the drain)', (i) => client.request('PATCH', paths.podStatus(NS, `${NAME}-1`), { patch: 'strategic', body: gate(i) })));
   rows.push(await timed('PATCH a pod image (the image patch)', (i) => client.request('PATCH', paths.pod(NS, `${NAME}-2`), { patch: 'strategic', body: { spec: { containers: [{ name: 'main', image: APP_IMAGE(i % 2) }] } } })));
   rows.push(await timed('PATCH a ConfigMap (a small object)', (i) => client.request('PATCH', `/api/v1/namespaces/${NS}/configmaps/rt`, { patch: 'merge', body: { data: { i: String(i) } } })));
   rows.push(
     await timed('reads (cache) → claim → drain, one after the other', async (i) => {
       const [n] = await reads(fromCache);
-      await client.request('PUT', paths.neosetStatus(NS, NAME), { body: { ...n, status: { observedGeneration: 1, replicas: i } } }).catch(() => undefined);
+      await writeStatus(n.metadata.resourceVersion, i).catch(() => undefined);
       await client.request('PATCH', paths.podStatus(NS, `${NAME}-1`), { patch: 'strategic', body: gate(i) });
     }),
   );

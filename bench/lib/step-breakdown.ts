@@ -2,7 +2,7 @@
 // benchmark's watch saw it, to the next pod's drain written — through the reconcile function's event
 // (its arrival: the kubelet's Ready event, since a pod done and available counts before readiness's
 // finish write), the run that answered it (start, reads done, decision made) and that run's writes (the
-// claim: its NeoSet status PUT; the drain: the pod's status PATCH). The readiness function's finish
+// claim: its NeoSet status write, a PATCH of neosets/…/status; the drain: the pod's status PATCH). The readiness function's finish
 // (the state annotation gone, seen by the same watch) is off that path now; its delay is reported last. The run's times are from the reconcile
 // function's log (each event's line carries the run's timing, shared/k8s/run-timing.ts), on the same
 // machine's clock as the watch's.
@@ -72,7 +72,7 @@ export function stepBreakdown(opts: {
     if (!run || run.timing.read === undefined || run.timing.decided === undefined) continue;
     const writes = run.timing.requests;
     const drainAt = writes.findIndex(([, what]) => what === drainPath(next));
-    const claim = writes.slice(0, drainAt).findLast(([, what]) => what.startsWith('PUT ') && what.endsWith('/status'));
+    const claim = writes.slice(0, drainAt).findLast(([, what]) => /^(PUT|PATCH) \S*\/neosets\/[^/]+\/status$/.test(what));
     const arrived = run.arrivals.reduce((best, a) => (Math.abs(a - readyAt) < Math.abs(best - readyAt) ? a : best));
     const points = [readyAt, arrived, run.timing.started, run.timing.read, run.timing.decided, claim?.[0] ?? run.timing.decided, writes[drainAt][0]];
     SEGMENTS.slice(0, -1).forEach((s, j) => samples[s].push(points[j + 1] - points[j]));

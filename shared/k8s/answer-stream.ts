@@ -15,7 +15,7 @@
 // Every byte is charged to `budget` as it arrives and what a trim cut is refunded, so a charge is
 // refused (read-budget.ts) before an answer larger than allowed is buffered.
 import type { ByteBudget } from './read-budget.ts';
-import type { LongStrings } from './long-strings.ts';
+import { textWithoutLongStrings, type LongStrings } from './long-strings.ts';
 import { BACKSLASH, CLOSE, CLOSE_BRACE, HEAD_MAX_BYTES, ITEMS, QUOTE, WHOLE_PARSE_MAX_BYTES, isSpace, parseItem, parseJsonBody } from './json-body.ts';
 
 /**
@@ -29,7 +29,10 @@ export interface AnswerOptions {
   withoutManagedFields?: boolean;
   /** Trims a list's item in place as it is parsed; returns how many of its bytes it cut (refunded). */
   trim?: (item: unknown) => number;
-  /** A list's long string values cut from each item's bytes before it is parsed (long-strings.ts). */
+  /**
+   * A list's long string values cut from each item's bytes before it is parsed (long-strings.ts); and
+   * from a single object's (not a list's: a small list is parsed whole, then trimmed).
+   */
   longStrings?: LongStrings;
   /** Charged with the answer's bytes as they arrive, refunded what was cut. */
   budget?: ByteBudget;
@@ -85,6 +88,11 @@ export function answerParser({ withoutManagedFields = false, trim, longStrings, 
       const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
       chunks = [];
       if (body.length === 0) return undefined;
+      // One object whose long strings the caller does not read (a write's answer: its resourceVersion).
+      if (longStrings && body.length > longStrings.over && !withoutManagedFields) {
+        const parsed = JSON.parse(textWithoutLongStrings(body, longStrings)) as { items?: unknown } | null;
+        if (!Array.isArray(parsed?.items)) return parsed;
+      }
       const parsed = parseJsonBody(body, { withoutManagedFields });
       // A small list: its items trimmed as a streamed one's are (managedFields already left out: not refunded).
       const items = (parsed as { items?: unknown } | null)?.items;

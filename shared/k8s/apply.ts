@@ -33,6 +33,7 @@ import { notifications } from '../core/notifications.ts';
 
 export type { Owner } from './owner.ts';
 import { paths } from './paths.ts';
+import { POD_LONG_STRINGS } from './pod-trim.ts';
 import { gateOp, removeStateOp, type JsonPatchOp, type PodFacts } from './pod-facts.ts';
 import { handledFromBirth } from '../handled.ts';
 
@@ -107,6 +108,18 @@ function conditionalOn(verb: string, name: string, resourceVersion: string | und
 }
 
 /**
+ * A NeoSet's status write (applyPlan): `status` replaces the stored one whole, if the NeoSet's
+ * resourceVersion is still `resourceVersion` — else kube-apiserver answers 409 Conflict
+ * (test/integration/status-write.test.ts).
+ */
+export function statusPatch(resourceVersion: string, status: NeoSetStatus): JsonPatchOp[] {
+  return [
+    { op: 'replace', path: '/metadata/resourceVersion', value: resourceVersion },
+    { op: 'add', path: '/status', value: status },
+  ];
+}
+
+/**
  * Applies the plan. Throws only an ApiError that redelivery can fix (transient: 5xx, 429, no
  * connection) — after `written` has been filled, so the caller can still log what was done.
  */
@@ -127,14 +140,18 @@ export async function applyPlan(client: KubeClient, snapshot: Snapshot, plan: Pl
   // Every status written records the lists it was decided from (snapshot-reader.ts): the next
   // decision lists not older than these.
   const stamp = (status: NeoSetStatus): NeoSetStatus => (snapshot.listed ? { ...status, observedResourceVersions: snapshot.listed } : status);
-  // Without managedFields: on a subresource write kube-apiserver keeps the stored ones whatever the
-  // body says (its field manager decodes the live object's), so sending them back costs both sides
-  // their encoding and nothing else.
-  const { managedFields: _ignored, ...metadata } = neoset.metadata as ObjectMeta & { managedFields?: unknown };
+  // The status alone, replaced whole ("add" of a member that exists replaces it, RFC 6902), on the
+  // condition that the NeoSet is still the one decided on: a patch that sets metadata.resourceVersion
+  // is refused 409 Conflict by kube-apiserver when the stored one differs, as a PUT with it is. Not a
+  // PUT of the NeoSet as read: its spec (a template of up to etcd's 1.5 MiB) sent back on every write
+  // and parsed again from the answer, for nothing (SPEC §2.5, memory-bounded.test.ts). The answer is
+  // read for its resourceVersion: its long strings are not made.
   const writeStatus = async (status: NeoSetStatus, what: string) => {
     const r = await client
-      .request<{ metadata?: ObjectMeta }>('PUT', paths.neosetStatus(ns, neoset.metadata.name), {
-        body: { apiVersion: neoset.apiVersion, kind: neoset.kind, metadata: { ...metadata, resourceVersion: conditionalOn('PUT', neoset.metadata.name, resourceVersion) }, spec: neoset.spec, status: stamp(status) },
+      .request<{ metadata?: ObjectMeta }>('PATCH', paths.neosetStatus(ns, neoset.metadata.name), {
+        patch: 'json',
+        body: statusPatch(conditionalOn('PATCH', neoset.metadata.name, resourceVersion), stamp(status)),
+        longStrings: POD_LONG_STRINGS,
       })
       .catch((err) => {
         if (err instanceof ApiError && err.isConflict) neosetWriteLost = true;

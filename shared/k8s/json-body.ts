@@ -24,7 +24,7 @@
 // its brackets, strings skipped (a field manager's name is any text). An item cut so that does not
 // parse is parsed uncut; removing a balanced range leaves a piece cut at a wrong boundary as
 // unbalanced as it was, so the fallback to the whole body still holds.
-import { longStringRanges, type LongStrings } from './long-strings.ts';
+import { longStringRanges, textWithout, type LongStrings } from './long-strings.ts';
 
 /** Bodies up to this size are parsed whole: their string stays far from the 128 KiB of large objects. */
 export const WHOLE_PARSE_MAX_BYTES = 96 * 1024;
@@ -109,16 +109,9 @@ export function parseItem(body: Buffer, start: number, end: number, withoutManag
   }
   if (drops.length > 0) {
     drops.sort((a, b) => a[0] - b[0]);
-    let text = '';
-    let cut = 0;
-    let from = start;
-    for (const [dropFrom, dropTo, standIn] of drops) {
-      text += body.toString('utf8', from, dropFrom) + standIn;
-      cut += dropTo - dropFrom - standIn.length;
-      from = dropTo;
-    }
+    const cut = drops.reduce((sum, [dropFrom, dropTo, standIn]) => sum + dropTo - dropFrom - standIn.length, 0);
     try {
-      return { item: JSON.parse(text + body.toString('utf8', from, end)), cut };
+      return { item: JSON.parse(textWithout(body, start, end, drops)), cut };
     } catch {
       /* not shaped as a Pod is: parsed uncut below */
     }

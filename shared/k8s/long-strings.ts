@@ -49,3 +49,20 @@ export function longStringRanges(body: Buffer, start: number, end: number, { ove
     i = close + 1;
   }
 }
+
+/** body[start, end) as text, each [from, to, standIn) of `drops` (in order, not overlapping) replaced by its stand-in. */
+export function textWithout(body: Buffer, start: number, end: number, drops: readonly (readonly [number, number, string])[]): string {
+  let text = '';
+  let from = start;
+  for (const [dropFrom, dropTo, standIn] of drops) {
+    text += body.toString('utf8', from, dropFrom) + standIn;
+    from = dropTo;
+  }
+  return text + body.toString('utf8', from, end);
+}
+
+/** The whole of `body` as text, its long string values (`longStrings`) replaced by their stand-ins. */
+export function textWithoutLongStrings(body: Buffer, longStrings: LongStrings): string {
+  const drops = longStringRanges(body, 0, body.length, longStrings).map(([from, to]) => [from, to, longStrings.standIn(to - from - 2)] as const);
+  return textWithout(body, 0, body.length, drops);
+}

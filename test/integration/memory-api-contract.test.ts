@@ -4,6 +4,7 @@
 // "changed or not", since their values differ between the two).
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { API_VERSION, CONDITION_INPLACE_READY, KIND } from '../../shared/api/names.ts';
+import { statusPatch } from '../../shared/k8s/apply.ts';
 import { ApiError, createKubeClient, type KubeClient } from '../../shared/k8s/client.ts';
 import { paths } from '../../shared/k8s/paths.ts';
 import { createTestNamespace, kubeConfig, type TestNamespace } from '../cluster/harness.ts';
@@ -244,6 +245,9 @@ async function scenario(client: KubeClient, namespace: string): Promise<Outcome[
   await step('neosets/status PUT, identical status', () => req('PUT', paths.neosetStatus(namespace, 'web'), { body: { ...last, status } }), setFields);
   await step('neosets/status PUT, stale rv', () =>
     req('PUT', paths.neosetStatus(namespace, 'web'), { body: { ...last, metadata: { ...last!.metadata, resourceVersion: setStale }, status: { ...status, phase: 'Paused' } } }));
+  // What applyPlan sends (apply.ts statusPatch): the status replaced whole, on the resourceVersion read.
+  await step('neosets/status JSON patch, fresh rv', () => req('PATCH', paths.neosetStatus(namespace, 'web'), { patch: 'json', body: statusPatch(last!.metadata.resourceVersion!, { ...status, phase: 'Completed' } as never) }), setFields);
+  await step('neosets/status JSON patch, stale rv', () => req('PATCH', paths.neosetStatus(namespace, 'web'), { patch: 'json', body: statusPatch(setStale!, { ...status, phase: 'Paused' } as never) }));
   await step('neoset spec change bumps generation', () => req('PATCH', setPath, { patch: 'merge', body: { spec: { replicas: 3 }, status: { phase: 'Failed' } } }), setFields);
   await step('neoset PUT without resourceVersion', () => req('PUT', setPath, { body: { ...last, metadata: { ...last!.metadata, resourceVersion: undefined } } }));
   await step('neoset strategic patch', () => req('PATCH', setPath, { patch: 'strategic', body: { spec: { replicas: 4 } } }));

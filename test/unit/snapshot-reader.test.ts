@@ -266,7 +266,7 @@ describe('reconcileOne on a NeoSet from the watch cache', () => {
     expect(outcome.actions[0]).toBe('claim');
     expect(neosetReads(sent, w)).toEqual([{ resourceVersion: '0' }, 'etcd']);
     // One claim written (the second decision's), and the update started from it.
-    expect(sent.filter((s) => s.verb === 'PUT').length).toBe(2);
+    expect(sent.filter((s) => s.verb === 'PATCH' && /\/neosets\/[^/]+\/status$/.test(s.path)).length).toBe(2);
     expect(w.neoset.metadata.labels?.team).toBe('db');
     expect(w.neoset.status?.currentUpdatePods?.length ?? 0).toBeGreaterThan(0);
   });

@@ -34,7 +34,7 @@ describe('step breakdown', () => {
       read: 1050,
       decided: 1052,
       requests: [
-        [1070, 'PUT /apis/neo.io/v1alpha1/namespaces/ns/neosets/app/status'],
+        [1070, 'PATCH /apis/neo.io/v1alpha1/namespaces/ns/neosets/app/status'],
         [1090, 'PATCH /api/v1/namespaces/ns/pods/app-0/status'],
         [1100, 'PATCH /api/v1/namespaces/ns/pods/app-0'],
       ],
