@@ -11,6 +11,8 @@ import { bodyBudget, boundedBody } from './body-budget.ts';
 import { createLogger } from './logger.ts';
 import { BadEventError, parseEvent, type ParsedEvent } from '../events/target.ts';
 import { ApiError, type KubeClient } from '../k8s/client.ts';
+import { textWithoutLongStrings, type LongStrings } from '../k8s/long-strings.ts';
+import { POD_LONG_STRINGS } from '../k8s/pod-trim.ts';
 import type { Outcome } from '../k8s/reconcile.ts';
 import { epochMs } from '../k8s/run-timing.ts';
 import { recordBuildInfo, registry } from '../metrics/registry.ts';
@@ -43,6 +45,19 @@ export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
  * events are a few KiB (a Pod with its managedFields: ~10 KiB): only large bodies ever wait.
  */
 export const BODY_BUDGET_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Cut from an event's bytes before they become a string (long-strings.ts): what a listed pod loses
+ * (pod-trim.ts). A Resource-mode event carries its whole object, and what the functions read of it —
+ * names, resourceVersion, generation, status, NeoSet's own annotations — is never that long; a
+ * tenant's 1 MiB env value is. Left in, every event of such a NeoSet or its pods made a 1 MiB string
+ * and its parse (60 NeoSets' events took reconcile's heap past 128 MiB, memory-bounded.test.ts). A cut
+ * value is only ever a hint's: whatever is decided or written is read from the API server.
+ */
+export const EVENT_LONG_STRINGS: LongStrings = POD_LONG_STRINGS;
+
+/** An event body's text: its long string values cut when it is long enough to hold one. */
+export const eventText = (bytes: Buffer): string => (bytes.length > EVENT_LONG_STRINGS.over ? textWithoutLongStrings(bytes, EVENT_LONG_STRINGS) : bytes.toString('utf8'));
 
 export function createEventApp(opts: EventAppOptions): Hono {
   const log = opts.logger ?? createLogger(opts.name);
@@ -79,7 +94,7 @@ export function createEventApp(opts: EventAppOptions): Hono {
     const headers: Record<string, string> = {};
     c.req.raw.headers.forEach((v, k) => (headers[k] = v));
     // Outside the try: a body that cannot be read is answered by onError (400).
-    const body = await c.req.text();
+    const body = eventText(Buffer.from(await c.req.arrayBuffer()));
     let event: ParsedEvent | undefined;
     try {
       event = parseEvent(headers, body);

@@ -166,3 +166,32 @@ describe('event body limit on a real listener', () => {
     expect(await sized(ok)).toBe(200);
   });
 });
+
+describe('long string values of an event', () => {
+  it('are cut before the body becomes a string — but NeoSet’s own annotations, in either mode', async () => {
+    const { app, handled } = recordingApp();
+    const blob = 'e'.repeat(1024 * 1024);
+    const state = JSON.stringify({ revision: 'r2', note: 's'.repeat(20 * 1024) });
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web-0', namespace: 'default', resourceVersion: '7', annotations: { 'neoset.neo.io/inplace-state': state, 'example.com/blob': blob } },
+      spec: { containers: [{ name: 'app', image: 'nginx:1', env: [{ name: 'BLOB', value: blob }] }] },
+    };
+    const res = await app.request('/', { method: 'POST', headers: CE_HEADERS, body: JSON.stringify(pod) });
+    expect(res.status).toBe(200);
+    const object = handled[0].object as typeof pod;
+    expect(object.metadata.resourceVersion).toBe('7');
+    expect(object.metadata.annotations['neoset.neo.io/inplace-state']).toBe(state);
+    expect(object.metadata.annotations['example.com/blob']).toBe(`(neoset: ${blob.length} bytes not kept)`);
+    expect(object.spec.containers[0].env[0].value).toBe(`(neoset: ${blob.length} bytes not kept)`);
+    expect(object.spec.containers[0].image).toBe('nginx:1');
+
+    // Structured mode: the same, the envelope's attributes kept.
+    const structured = { specversion: '1.0', id: 'e-2', source: '/apis/v1/namespaces/default/pods', type: 'dev.knative.apiserver.resource.update', datacontenttype: 'application/json', data: pod };
+    const again = await app.request('/', { method: 'POST', headers: { 'content-type': 'application/cloudevents+json' }, body: JSON.stringify(structured) });
+    expect(again.status).toBe(200);
+    expect(handled[1].id).toBe('e-2');
+    expect((handled[1].object as typeof pod).metadata.annotations['example.com/blob']).toBe(`(neoset: ${blob.length} bytes not kept)`);
+  });
+});
