@@ -5,7 +5,7 @@
 // removed, accessModes, storageClassName, labels — stays refused as immutable, as the StatefulSet's
 // volumeClaimTemplates are: existing claims would silently keep the old value.
 import type { NeoSet } from '../api/neoset.ts';
-import { isPlainObject, sameJson } from '../core/json.ts';
+import { copyJson, isPlainObject, sameJson } from '../core/json.ts';
 import { fieldPath, type PathSegment } from '../core/field-path.ts';
 import { issue, type Issue } from './issue.ts';
 import { brief } from './json.ts';
@@ -57,7 +57,7 @@ function storageIssues(before: unknown, after: unknown, path: string): Issue[] {
 }
 
 function withoutStorage(t: ClaimTemplate): unknown {
-  const copy = structuredClone(t) as { spec?: { resources?: { requests?: Record<string, unknown> } } };
+  const copy = copyJson(t) as { spec?: { resources?: { requests?: Record<string, unknown> } } };
   delete copy.spec?.resources?.requests?.storage;
   return copy;
 }

@@ -21,6 +21,30 @@ function sortKeys(value: unknown): unknown {
 
 export type JsonObject = Record<string, unknown>;
 
+/**
+ * A deep copy of a JSON value whose strings are shared, not copied: structuredClone makes a new string
+ * of each (V8's serializer), so a pod made from a template with a 1 MiB env value held one more 1 MiB
+ * string per pod created (memory-bounded.test.ts, SPEC §2.5). Objects and arrays are new, so the copy
+ * may be changed freely. Iterative, as sameJson: a deeply nested input cannot overflow the stack.
+ */
+export function copyJson<T>(value: T): T {
+  const fresh = (v: unknown): unknown => (Array.isArray(v) ? new Array<unknown>(v.length) : isPlainObject(v) ? {} : v);
+  const root = fresh(value);
+  const stack: [unknown, unknown][] = [[value, root]];
+  while (stack.length > 0) {
+    const [from, to] = stack.pop()!;
+    if (from === to) continue;
+    for (const key of Object.keys(from as object)) {
+      const v = (from as Record<string, unknown>)[key];
+      const copied = fresh(v);
+      // An own "__proto__" (JSON.parse makes one) stays a member, as structuredClone keeps it.
+      Object.defineProperty(to, key, { value: copied, enumerable: true, writable: true, configurable: true });
+      if (copied !== v) stack.push([v, copied]);
+    }
+  }
+  return root as T;
+}
+
 export function isPlainObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -12,6 +12,7 @@ import {
   LABEL_LIFECYCLE_STATE,
   LABEL_REVISION_HASH,
 } from '../../api/names.ts';
+import { copyJson } from '../json.ts';
 import { hasHooks } from './lifecycle-state.ts';
 import type { NeoSet, PodTemplateSpec } from '../../api/neoset.ts';
 import type { OwnerReference, Pod } from '../objects.ts';
@@ -71,7 +72,7 @@ export const POD_IDENTITY_LABELS = [LABEL_NEOSET_NAME, LABEL_POD_NAME, LABEL_POD
 /** The pod of `ordinal` as it is created from `template`, stored as revision `revision`. */
 export function newPod(neoset: NeoSet, ordinal: number, revision: string, template: PodTemplateSpec): Pod {
   const name = podName(neoset.metadata.name, ordinal);
-  const spec = structuredClone(template.spec) as Pod['spec'] & Record<string, unknown>;
+  const spec = copyJson(template.spec) as Pod['spec'] & Record<string, unknown>;
   const gates = (spec.readinessGates ?? []).filter((g) => g.conditionType !== CONDITION_INPLACE_READY);
   // [fix] §4.1: readinessGates are immutable after creation, so the gate is there from the start.
   spec.readinessGates = [...gates, { conditionType: CONDITION_INPLACE_READY }];

@@ -5,6 +5,7 @@
 // pod is deleted, so the garbage collector removes the volume claim with it; Retain means no owner.
 import { API_VERSION, KIND, LABEL_NEOSET_NAME } from '../../api/names.ts';
 import type { NeoSet } from '../../api/neoset.ts';
+import { copyJson } from '../json.ts';
 import type { OwnerReference, PersistentVolumeClaim, Pod } from '../objects.ts';
 import { volumeClaimName, neosetOwnerRef } from '../pods/identity.ts';
 
@@ -57,6 +58,6 @@ export function newVolumeClaim(neoset: NeoSet, template: VolumeClaimTemplate, or
       ...(annotations ? { annotations: { ...annotations } } : {}),
       ...(owners.length > 0 ? { ownerReferences: owners } : {}),
     },
-    spec: structuredClone(template.spec),
+    spec: copyJson(template.spec),
   };
 }
