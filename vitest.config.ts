@@ -20,6 +20,7 @@ const SERVICES = [
   'knative-e2e',
   'knative-eventing',
   'knative-neoset',
+  'knative-serving',
   'kubectl-logs',
   'notifications',
   'prometheus-knative',
