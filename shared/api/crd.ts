@@ -75,6 +75,8 @@ export function buildCrd(): Json {
             { name: 'Current', type: 'string', jsonPath: '.status.currentImage', description: 'Image of the stable revision.' },
             { name: 'Target', type: 'string', jsonPath: '.status.targetImage', description: 'Image of the update revision.' },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+            // kubectl get -o wide; the state gauges read it (shared/metrics/state-gauges.ts).
+            { name: 'Step', type: 'integer', jsonPath: '.status.canary.stepIndex', description: 'The automated canary step running now.', priority: 1 },
           ],
           schema: {
             openAPIV3Schema: {

@@ -31,24 +31,46 @@ type Labels = { namespace: string; neoset: string };
 type Reading = { ok: true; items: NeoSetState[] } | { ok: false };
 
 /**
- * NeoSets per page. Each is kept as the few fields the gauges report (keepState) as its page streams
- * in, its long values cut before they are parsed: a scrape holds neither the NeoSets' specs (150 with
- * 1 MiB env values were 150 MiB in one answer, every 5 s) nor more than one page's raw item at a time.
+ * NeoSets per page. A page is read as a Table of the CRD's printer columns (shared/api/crd.ts:
+ * Replicas, Ready, Updated, Phase, Step), not as the NeoSets: the API server sends each NeoSet's
+ * columns and metadata, never its spec — 150 NeoSets with 1 MiB env values were 150 MiB in one answer
+ * every 5 s, for the API server to encode and a scrape to read, and timed out the scrape (60 MiB
+ * took longer than LIST_TIMEOUT_MS on this machine, memory-bounded.test.ts). Long metadata values
+ * (annotations) are cut before they are parsed.
  */
 export const STATE_PAGE = 100;
 
-/** What the gauges read of a NeoSet; the rest of the item is deleted in place. Returns about the bytes cut. */
-function keepState(item: unknown): number {
-  const n = item as Record<string, unknown> & Partial<NeoSetState>;
-  if (typeof n !== 'object' || n === null) return 0;
-  const kept: NeoSetState = {
-    metadata: { name: String(n.metadata?.name ?? ''), namespace: n.metadata?.namespace },
-    spec: { replicas: n.spec?.replicas },
-    status: { readyReplicas: n.status?.readyReplicas, updatedReplicas: n.status?.updatedReplicas, phase: n.status?.phase, canary: { stepIndex: n.status?.canary?.stepIndex } },
-  };
-  for (const key of Object.keys(n)) delete n[key];
-  Object.assign(n, kept);
-  return 0;
+/** kube-apiserver's Table rendering of a list (meta.k8s.io/v1 Table; kubectl get asks the same). */
+const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
+
+/** The printer columns the gauges read, by name (crd.ts); a column a CRD lacks reads as absent. */
+const COLUMNS = { replicas: 'Replicas', ready: 'Ready', updated: 'Updated', phase: 'Phase', step: 'Step' } as const;
+
+interface StateTable {
+  metadata?: { continue?: string };
+  columnDefinitions?: { name?: unknown }[];
+  rows?: { cells?: unknown[]; object?: { metadata?: { name?: unknown; namespace?: unknown } } }[];
+}
+
+const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
+
+/** A Table page's rows as the gauges read them; rows without a name are left out. */
+export function statesOfTable(table: StateTable): NeoSetState[] {
+  const names = (table.columnDefinitions ?? []).map((c) => c.name);
+  const at = Object.fromEntries(Object.entries(COLUMNS).map(([key, name]) => [key, names.indexOf(name)])) as Record<keyof typeof COLUMNS, number>;
+  const states: NeoSetState[] = [];
+  for (const row of table.rows ?? []) {
+    const cell = (i: number) => (i >= 0 ? row.cells?.[i] : undefined);
+    const meta = row.object?.metadata;
+    if (typeof meta?.name !== 'string') continue;
+    const phase = cell(at.phase);
+    states.push({
+      metadata: { name: meta.name, namespace: typeof meta.namespace === 'string' ? meta.namespace : undefined },
+      spec: { replicas: count(cell(at.replicas)) },
+      status: { readyReplicas: count(cell(at.ready)), updatedReplicas: count(cell(at.updated)), phase: typeof phase === 'string' ? phase : undefined, canary: { stepIndex: count(cell(at.step)) } },
+    });
+  }
+  return states;
 }
 
 /** Every NeoSet's state, a page at a time (`limit`/`continue`). */
@@ -56,13 +78,14 @@ async function listStates(client: KubeClient): Promise<NeoSetState[]> {
   const items: NeoSetState[] = [];
   let token: string | undefined;
   do {
-    const page = await client.request<{ items: NeoSetState[]; metadata?: { continue?: string } }>('GET', paths.neosets(), {
-      query: { limit: STATE_PAGE, continue: token },
-      trim: keepState,
-      // No value the gauges read is a string past 1 KiB (a phase, a name); env values and annotations are.
+    const page = await client.request<StateTable>('GET', paths.neosets(), {
+      accept: TABLE,
+      // Each row's object is its metadata (PartialObjectMetadata): namespace and name.
+      query: { limit: STATE_PAGE, continue: token, includeObject: 'Metadata' },
+      // No value the gauges read is a string past 1 KiB (a phase, a name); annotations may be.
       longStrings: { over: 1024, standIn: () => '""' },
     });
-    items.push(...page.items);
+    items.push(...statesOfTable(page));
     token = page.metadata?.continue || undefined;
   } while (token);
   return items;

@@ -50,7 +50,9 @@ describe('the generated CRD', () => {
     });
     expect(crd.spec.names.shortNames).toEqual(['neo']);
     expect(crd.spec.names.categories).toEqual(['all']);
-    expect(version.additionalPrinterColumns.map((c: { name: string }) => c.name.toUpperCase())).toEqual(['REPLICAS', 'READY', 'UPDATED', 'PHASE', 'CURRENT', 'TARGET', 'AGE']);
+    expect(version.additionalPrinterColumns.map((c: { name: string }) => c.name.toUpperCase())).toEqual(['REPLICAS', 'READY', 'UPDATED', 'PHASE', 'CURRENT', 'TARGET', 'AGE', 'STEP']);
+    // STEP only in kubectl get -o wide.
+    expect(version.additionalPrinterColumns.filter((c: { priority?: number }) => (c.priority ?? 0) > 0).map((c: { name: string }) => c.name)).toEqual(['Step']);
   });
 });
 
