@@ -27,7 +27,7 @@ type Permissions = Record<string, string[]>;
 const EXPECTED: Record<string, Permissions> = {
   'neoset-reconcile': {
     'neosets.neo.io': ['get', 'list'],
-    'neosets.neo.io/status': ['update'],
+    'neosets.neo.io/status': ['patch'],
     'neosets.neo.io/finalizers': ['update'],
     pods: ['create', 'delete', 'get', 'list', 'patch'],
     'pods/status': ['patch'],
