@@ -3,18 +3,24 @@
 // Ctrl-C (SIGINT), SIGTERM or a closed terminal (SIGHUP) stops everything it started.
 //
 // Two modes:
-//   (default)   the real Knative Eventing (dev/knative-stack.ts): a control plane on the service
-//               network, a process-mode kubelet, kube-proxy and CoreDNS, Knative Eventing v0.50.0 from
-//               its release manifests, and NeoSet's eventing-only variant — the functions as pods fed by
-//               ApiServerSources → Broker → Triggers and a PingSource (minute ticks). Needs root and the
-//               machine's service network (one such stack per machine).
+//   (default)   the real Knative (dev/knative-stack.ts): a control plane on the service network, a
+//               process-mode kubelet, kube-proxy and CoreDNS, Knative Eventing v0.50.0 and Serving
+//               v0.50.0 from their release manifests with Traefik as Serving's ingress, and NeoSet as
+//               users deploy it on Knative (`kubectl apply -k knative/`): reconcile and readiness as
+//               Knative Services fed by ApiServerSources → Broker → Triggers and a PingSource (minute
+//               ticks). Needs root and the machine's service network (one such stack per machine).
 //   --bridge    the light imitation (dev/stack.ts): the functions as host processes and dev/bridge/
 //               playing ApiServerSource, Broker, Triggers and PingSource (ticks every --resync-ms).
 //
 //   --dir DIR           working directory (default .neoset/dev; NEOSET_DEV_DIR)
 //   --verbose           print every invocation, no-ops included
-//   default mode only (the addresses it takes on this host; it refuses to start when one of the
-//   host's routes covers one, dev/cluster/address-plan.ts):
+//   default mode only:
+//   --eventing-only     no Knative Serving: knative/eventing-only/ (the functions as Deployments behind
+//                       Services), as on a cluster with Eventing alone
+//   --kn                deploy the functions with `kn service apply -f knative/{reconcile,readiness}.yaml`
+//                       (kn v0.42.0, built and cached like the other binaries) instead of kubectl apply -k
+//   (the addresses it takes on this host; it refuses to start when one of the host's routes covers
+//   one, dev/cluster/address-plan.ts):
 //   --pod-network-cidr CIDR  the pods' /16 (default 10.244.0.0/16)
 //   --service-cidr CIDR      the Services' range (default 10.96.0.0/12)
 //   --api-address IP         kube-apiserver's address (default 10.245.0.1)
@@ -50,7 +56,7 @@ for (const stream of [process.stdout, process.stderr]) stream.on('error', () => 
 
 function usage(message: string): never {
   say(`npm run dev: ${message}`);
-  say('usage: npm run dev -- [--dir DIR] [--pod-network-cidr CIDR] [--service-cidr CIDR] [--api-address IP] [--verbose]');
+  say('usage: npm run dev -- [--eventing-only | --kn] [--dir DIR] [--pod-network-cidr CIDR] [--service-cidr CIDR] [--api-address IP] [--verbose]');
   say('       npm run dev -- --bridge [--kubeconfig PATH [--context NAME] [--admission-host HOST]] [--record DIR] [--resync-ms N] [--reconcile-port N] [--readiness-port N] [--admission-port N] [--dir DIR] [--hook-owner URL] [--bundled] [--verbose]');
   process.exit(2);
 }
@@ -60,6 +66,8 @@ function parse() {
     return parseArgs({
       options: {
         bridge: { type: 'boolean', default: false },
+        'eventing-only': { type: 'boolean', default: false },
+        kn: { type: 'boolean', default: false },
         record: { type: 'string' },
         'resync-ms': { type: 'string' },
         'reconcile-port': { type: 'string' },
@@ -97,6 +105,8 @@ const misplaced = BRIDGE_ONLY.filter((flag) => args[flag] !== undefined && args[
 if (!bridge && misplaced.length > 0) {
   usage(`--${misplaced[0]} goes with --bridge: on the real Knative the events go through its Broker, the functions run as pods and the resync is its PingSource's minute`);
 }
+if (bridge && (args['eventing-only'] || args.kn)) usage('--eventing-only and --kn choose how NeoSet runs on the real Knative: --bridge runs no Knative');
+if (args['eventing-only'] && args.kn) usage('--kn deploys the functions as Knative Services; --eventing-only runs them as Deployments, without Knative Serving');
 const addressFlags: Partial<AddressPlan> = { clusterCIDR: args['pod-network-cidr'], serviceCIDR: args['service-cidr'], apiAddress: args['api-address'] };
 if (bridge && Object.values(addressFlags).some((v) => v !== undefined)) {
   usage('--pod-network-cidr, --service-cidr and --api-address go with the default mode: --bridge puts no addresses on this host');
@@ -200,13 +210,16 @@ try {
     );
   } else {
     // Its stop is there from the start: its pods' processes would not die with this one.
-    stack = startKnativeDevStack({ dir: options.dir, verbose: options.verbose, addresses: planned.plan, log });
+    const layout = args['eventing-only'] ? 'eventing-only' : 'serving';
+    stack = startKnativeDevStack({ dir: options.dir, verbose: options.verbose, addresses: planned.plan, layout, deployer: args.kn ? 'kn' : 'kubectl', log });
     const real = await stack.ready;
     for (const line of real.summary) process.stdout.write(`${line}\n`);
     process.stdout.write(`export KUBECONFIG=${real.kubeconfigPath}\n`);
+    const on = layout === 'serving' ? `the real Knative Serving and Eventing v${real.knativeVersion}` : `the real Knative Eventing v${real.knativeVersion}`;
+    const functions = layout === 'serving' ? "NeoSet's functions as Knative Services fed by its Broker" : "NeoSet's functions as pods fed by its Broker";
     process.stdout.write(
-      `NeoSet dev stack ready in ${seconds()} s on the real Knative Eventing v${real.knativeVersion}: kube-apiserver ${real.controlPlane.version} at ${real.controlPlane.server}; ` +
-        `NeoSet's functions as pods fed by its Broker; logs in ${real.logsDir}. Ctrl-C stops it.\n`,
+      `NeoSet dev stack ready in ${seconds()} s on ${on}: kube-apiserver ${real.controlPlane.version} at ${real.controlPlane.server}; ` +
+        `${functions}; logs in ${real.logsDir}. Ctrl-C stops it.\n`,
     );
   }
   // A part dying on its own ends the stack; during a deliberate stop the parts exit anyway.

@@ -67,7 +67,8 @@ function partyOf(p: { comm: string; argv: string[] }, knativeDir: string): strin
 
 /** Brings the real-Knative side up (NeoSet ready to roll out), with `nodes` simulated kubelets for the benchmark's pods. */
 export async function startKnativeSide(opts: { dir: string; nodes: number; log: (line: string) => void }): Promise<KnativeSide> {
-  const dev = startKnativeDevStack({ dir: opts.dir, log: opts.log, kubeletBinds: { only: STACK_NAMESPACES } });
+  // The eventing-only layout (npm run dev's default before issue 35): the CPU parties and functionURLs below are its.
+  const dev = startKnativeDevStack({ dir: opts.dir, log: opts.log, kubeletBinds: { only: STACK_NAMESPACES }, layout: 'eventing-only' });
   let stopping = false;
   // Whatever the benchmark is doing then: a run that needs the dead part fails and says so.
   void dev.failed.then((why) => stopping || process.stderr.write(`real-Knative stack: ${why}\n`));

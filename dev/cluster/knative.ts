@@ -106,7 +106,7 @@ export async function kubectl(kubeconfig: string, args: string[], input?: string
 }
 
 /** An apply refused because a webhook (Knative's own, not serving yet) could not be called: worth applying again. */
-const webhookNotServing = (out: string) => /failed calling webhook|no endpoints available|connection refused|context deadline exceeded|x509/.test(out);
+export const webhookNotServing = (out: string) => /failed calling webhook|no endpoints available|connection refused|context deadline exceeded|x509/.test(out);
 
 export async function applyUntilAccepted(kubeconfig: string, manifests: Manifest[], what: string, timeoutMs: number, log: (line: string) => void): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -103,20 +103,55 @@ export interface NeoSetOnKnative {
   serviceURLs: { reconcile: string; readiness: string; deadLetter: string; brokerIngress: string };
 }
 
+/** The Knative kinds NeoSet's manifests hold that have a Ready condition (a Knative Service on the Serving layout). */
 const KNATIVE_OBJECTS = [
   { group: 'eventing.knative.dev', plural: 'brokers', kind: 'Broker' },
   { group: 'eventing.knative.dev', plural: 'triggers', kind: 'Trigger' },
   { group: 'sources.knative.dev', plural: 'apiserversources', kind: 'ApiServerSource' },
   { group: 'sources.knative.dev', plural: 'pingsources', kind: 'PingSource' },
   { group: 'eventing.knative.dev', plural: 'eventpolicies', kind: 'EventPolicy', version: 'v1alpha1' },
+  { group: 'serving.knative.dev', plural: 'services', kind: 'Service' },
 ];
 
-/** An object of Knative's kinds (Broker, Trigger, sources, EventPolicy): only Knative's webhook, once serving, takes it. */
-const knativeObject = (m: Manifest) => /(^|\.)knative\.dev\//.test(m.apiVersion);
+/** An object of Knative's kinds (Broker, Trigger, sources, EventPolicy, Knative Service): only Knative's webhooks, once serving, take it. */
+export const knativeObject = (m: Manifest) => /(^|\.)knative\.dev\//.test(m.apiVersion);
 
-async function issueAdmissionCertificate(cp: ControlPlane, log: (line: string) => void): Promise<void> {
+/** scripts/admission-cert.ts's rotate(), as `npm run admission:cert` runs it: the TLS Secret and the webhooks' caBundle. */
+export async function issueAdmissionCertificate(cp: ControlPlane, log: (line: string) => void): Promise<void> {
   await rotate({ kubectl: (args, input) => kubectl(cp.kubeconfigPath, args, input) });
   log('admission certificate issued, caBundle set');
+}
+
+type Conditioned = { metadata?: { name?: string }; status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; address?: { url?: string } } };
+
+/**
+ * Resolves, with the Broker's address, once every Knative object of `manifests` in neoset-system
+ * (Broker, Triggers, sources, EventPolicy, Knative Services; the PingSource unless waitPingSource is
+ * false) reads Ready; throws naming those that do not, with their Ready condition.
+ */
+export async function knativeObjectsReady(cp: ControlPlane, manifests: Manifest[], opts: { waitPingSource?: boolean; timeoutMs: number; log: (line: string) => void }): Promise<string> {
+  const custom = cp.kubeConfig().makeApiClient(CustomObjectsApi);
+  const waited = KNATIVE_OBJECTS.filter((o) => o.kind !== 'PingSource' || opts.waitPingSource !== false);
+  const expected = waited.flatMap((o) => manifests.filter((m) => m.kind === o.kind && m.apiVersion.startsWith(`${o.group}/`)).map((m) => ({ ...o, name: m.metadata.name })));
+  let notReady: string[] = [];
+  let brokerURL = '';
+  await waitFor(
+    async () => {
+      notReady = [];
+      for (const o of expected) {
+        const obj = (await custom.getNamespacedCustomObject({ group: o.group, version: o.version ?? 'v1', namespace: SYSTEM_NAMESPACE, plural: o.plural, name: o.name })) as Conditioned;
+        const ready = obj.status?.conditions?.find((c) => c.type === 'Ready');
+        if (ready?.status !== 'True') notReady.push(`${o.kind}/${o.name} (${ready ? `${ready.reason ?? ''} ${ready.message ?? ''}`.trim() : 'no Ready condition'})`);
+        if (o.kind === 'Broker') brokerURL = obj.status?.address?.url ?? '';
+      }
+      return notReady.length === 0;
+    },
+    { what: `NeoSet's Knative objects Ready in ${SYSTEM_NAMESPACE}`, timeoutMs: opts.timeoutMs, intervalMs: 500 },
+  ).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}; not Ready: ${notReady.join('; ')}`, { cause: err });
+  });
+  opts.log(`NeoSet on Knative: ${expected.map((o) => `${o.kind}/${o.name}`).join(', ')} Ready`);
+  return brokerURL;
 }
 
 /**
@@ -131,8 +166,6 @@ export async function prepareNeoSetOnKnative(cp: ControlPlane, opts: Pick<NeoSet
   await applyUntilAccepted(cp.kubeconfigPath, manifests, "knative/eventing-only but Knative's objects", opts.timeoutMs ?? 120_000, log);
   await issueAdmissionCertificate(cp, log);
 }
-
-type Conditioned = { metadata?: { name?: string }; status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; address?: { url?: string } } };
 
 /**
  * Deploys knative/eventing-only/ on `cp` (a stack brought up as the top of this file says, Knative
@@ -182,26 +215,8 @@ export async function deployNeoSetOnKnative(cp: ControlPlane, opts: NeoSetOnKnat
     throw new Error(`${(err as Error).message}; not Available: ${waiting.join(', ')}`, { cause: err });
   }).then(() => log(`NeoSet's functions Available (${deployments.join(', ')})`));
 
-  const custom = cp.kubeConfig().makeApiClient(CustomObjectsApi);
-  const waited = KNATIVE_OBJECTS.filter((o) => o.kind !== 'PingSource' || opts.waitPingSource !== false);
-  const expected = waited.flatMap((o) => manifests.filter((m) => m.kind === o.kind).map((m) => ({ ...o, name: m.metadata.name })));
-  let notReady: string[] = [];
   let brokerURL = '';
-  const knativeReady = waitFor(
-    async () => {
-      notReady = [];
-      for (const o of expected) {
-        const obj = (await custom.getNamespacedCustomObject({ group: o.group, version: o.version ?? 'v1', namespace: SYSTEM_NAMESPACE, plural: o.plural, name: o.name })) as Conditioned;
-        const ready = obj.status?.conditions?.find((c) => c.type === 'Ready');
-        if (ready?.status !== 'True') notReady.push(`${o.kind}/${o.name} (${ready ? `${ready.reason ?? ''} ${ready.message ?? ''}`.trim() : 'no Ready condition'})`);
-        if (o.kind === 'Broker') brokerURL = obj.status?.address?.url ?? '';
-      }
-      return notReady.length === 0;
-    },
-    { what: `NeoSet's Knative objects Ready in ${SYSTEM_NAMESPACE}`, timeoutMs: left(), intervalMs: 500 },
-  ).catch((err: unknown) => {
-    throw new Error(`${(err as Error).message}; not Ready: ${notReady.join('; ')}`, { cause: err });
-  }).then(() => log(`NeoSet on Knative: ${expected.map((o) => `${o.kind}/${o.name}`).join(', ')} Ready`));
+  const knativeReady = knativeObjectsReady(cp, manifests, { waitPingSource: opts.waitPingSource, timeoutMs: left(), log }).then((url) => void (brokerURL = url));
   await Promise.all([certified, functionsAvailable, knativeReady]);
 
   const core = cp.kubeConfig().makeApiClient(CoreV1Api);

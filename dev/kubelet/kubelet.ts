@@ -39,6 +39,16 @@ export interface KubeletOptions {
   crashLoopRestartMs?: number;
   /** A deleted pod is confirmed after min(its deletionGracePeriodSeconds, this). Default 2. */
   maxGraceSeconds?: number;
+  /**
+   * For a process-mode pod: its containers get min(its deletionGracePeriodSeconds, this) between
+   * preStop/SIGTERM and SIGKILL, and the deletion is confirmed once they have exited (at the latest
+   * then). Default maxGraceSeconds. A pod's real programs may need their grace: Knative Serving's
+   * queue-proxy drains for 30 s after SIGTERM while the user container's preStop
+   * (/wait-for-drain) waits on it; cut at 2 s, both were killed while still serving (the
+   * Serving stack raises it: dev/knative-stack.ts). Simulated pods keep maxGraceSeconds: nothing
+   * of theirs drains, and a walkthrough's pod deletions would wait their 30 s default for nothing.
+   */
+  maxProcessGraceSeconds?: number;
   /** Pods it takes at most (the node's allocatable pods, as a scheduler respects it). Default MAX_PODS. */
   maxPods?: number;
   /** Resize accepted (PodResizeInProgress) → carried out (SPEC §4.9). Default 100. */
@@ -85,6 +95,7 @@ type Outcome = 'done' | 'again';
 export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
   const nodeName = opts.nodeName ?? 'sim-node';
   const maxGraceSeconds = opts.maxGraceSeconds ?? 2;
+  const maxProcessGraceSeconds = opts.maxProcessGraceSeconds ?? maxGraceSeconds;
   const maxPods = Math.min(opts.maxPods ?? MAX_PODS, MAX_PODS);
   const log = (msg: string): void => opts.log?.(`[kubelet ${nodeName}] ${msg}`);
   const core = opts.kubeConfig.makeApiClient(CoreV1Api);
@@ -220,7 +231,8 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     if (terminal && deletionGracePeriodSeconds === 0 && finalizers.length > 0) return 'done';
     const now = Date.now();
     t.deletingSince ??= now;
-    const graceMs = Math.min(deletionGracePeriodSeconds, maxGraceSeconds) * 1000;
+    const cap = processes?.runs(key, pod) ? maxProcessGraceSeconds : maxGraceSeconds;
+    const graceMs = Math.min(deletionGracePeriodSeconds, cap) * 1000;
     const due = t.deletingSince + graceMs;
     // A process-mode pod's containers get SIGTERM now (SIGKILL at the end of the grace period); the
     // deletion is confirmed once they have all exited (their exits wake this key) or at the due time.
