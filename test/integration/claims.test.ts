@@ -103,7 +103,7 @@ describe('a decider holding a stale spec cannot act on it (SPEC §2.0)', () => {
     expect(imageChange).toBeGreaterThanOrEqual(0);
     expect(firstPodWrite).toBeGreaterThan(imageChange);
     const between = events.slice(imageChange + 1, firstPodWrite).map((e) => `${e.verb} ${e.objectRef?.resource}/${e.objectRef?.subresource ?? ''}`);
-    expect(between).toContain('update neosets/status');
+    expect(between).toContain('patch neosets/status');
     console.log(`audit, image change -> first pod write: ${between.join(', ')} -> patch pods/${events[firstPodWrite].objectRef?.name}`);
   });
 
