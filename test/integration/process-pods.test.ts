@@ -4,13 +4,14 @@
 // probes, restarts with restartCount and lastState, and nothing left once pods or the kubelet stop.
 
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestNamespace, kubeConfig, type TestNamespace } from '../cluster/harness.ts';
 import { startKubelet, type Kubelet } from '../../dev/kubelet/kubelet.ts';
+import { CHECKOUT } from '../../dev/kubelet/process/image-table.ts';
 import { waitFor } from '../../dev/kubelet/wait-for.ts';
 
 let ns: TestNamespace;
@@ -274,6 +275,44 @@ describe('process-mode kubelet', () => {
     expect(cs.state?.waiting?.message).toContain('a command is not run');
     expect(existsSync(owned)).toBe(false);
     await core().deleteNamespacedPod({ name: 'neoset-cmd', namespace, gracePeriodSeconds: 0 });
+  });
+
+  it("refuses a volume mounted over the code NeoSet's image runs, and that code never runs", async () => {
+    // A ConfigMap over functions/reconcile/server.ts of the checkout, as written and through a
+    // symlink: the kubelet would run it as root on the host, in place of the function.
+    symlinkSync(join(CHECKOUT, 'functions'), join(HOST_DIR, 'functions-link'));
+    const marker = (name: string) => join(HOST_DIR, `ran-${name}`);
+    const code = `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(join(HOST_DIR, 'ran-'))} + process.env.HOSTNAME, 'uid ' + process.getuid());\nsetInterval(() => {}, 60_000);\n`;
+    await core().createNamespacedConfigMap({ namespace, body: { metadata: { name: 'not-reconcile' }, data: { 'server.ts': code } } });
+    const targets = { 'mount-code': join(CHECKOUT, 'functions', 'reconcile', 'server.ts'), 'mount-link': join(HOST_DIR, 'functions-link', 'reconcile', 'server.ts') };
+    for (const [name, mountPath] of Object.entries(targets)) {
+      await core().createNamespacedPod({
+        namespace,
+        body: {
+          metadata: { name, namespace },
+          spec: {
+            terminationGracePeriodSeconds: 0,
+            containers: [{ name: 'fn', image: 'ghcr.io/neoset/neoset:0.1.0', env: [{ name: 'NEOSET_FUNCTION', value: 'reconcile' }], volumeMounts: [{ name: 'code', mountPath, subPath: 'server.ts' }] }],
+            volumes: [{ name: 'code', configMap: { name: 'not-reconcile' } }],
+          },
+        },
+      });
+    }
+    for (const name of Object.keys(targets)) {
+      const cs = await waitFor(async () => {
+        const state = (await readPod(name)).status?.containerStatuses?.[0]?.state;
+        return state?.waiting?.reason === 'CreateContainerConfigError' || existsSync(marker(name)) ? (state ?? {}) : undefined;
+      }, { what: `${name} refused, or its ConfigMap's code run`, timeoutMs: 30_000 });
+      console.log(`[process-pods] ${name}: ${JSON.stringify(cs)}`);
+      const ran = existsSync(marker(name)) ? `the ConfigMap's server.ts ran (${readFileSync(marker(name), 'utf8')})` : 'not refused';
+      expect(cs.waiting?.reason, ran).toBe('CreateContainerConfigError');
+      expect(cs.waiting?.message).toContain(`is a file the image's command line names ${CHECKOUT}/functions/reconcile/server.ts`);
+    }
+    // The host's file is untouched, and the refused code never ran.
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(Object.keys(targets).filter((name) => existsSync(marker(name)))).toEqual([]);
+    expect(readFileSync(targets['mount-code'], 'utf8')).not.toContain('process.getuid');
+    await Promise.all(Object.keys(targets).map((name) => core().deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 })));
   });
 
   it('removes the processes and the network namespace of a deleted pod', async () => {

@@ -125,7 +125,7 @@ export async function createProcessPods(
       sandbox.runs.set(
         name,
         runContainer(
-          { container, ...line, mounts: mountsOf(container, volumes) },
+          { container, ...line, mounts: await mountsOf(container, volumes, image, line) },
           {
             netns: network.netnsName(sandbox.uid),
             hostname: hostnameOf(pod),

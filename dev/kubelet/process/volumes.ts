@@ -1,12 +1,14 @@
 // A pod's volumes as files in its own directory, made once when its sandbox is set up, and the bind
 // mounts that put them where each container's volumeMounts say (done in the container's own mount
-// namespace: see container-command.ts). Like kubelet: ConfigMap and Secret keys become files (items
+// namespace: see container.ts). Like kubelet: ConfigMap and Secret keys become files (items
 // choose keys and paths), a projected volume merges its sources, a ServiceAccount token comes from
 // the TokenRequest API bound to the pod, emptyDir is an empty directory. Unlike kubelet, hostPath is
 // the host's path only under the directory the kubelet is given (hostPathRoot, the dev stack's own),
 // symlinks resolved, and refused elsewhere (CreateContainerConfigError): these pods' processes run as
 // root on the host's file system, and whoever may create a pod in the dev cluster is not thereby
-// given the host's /etc or /root.
+// given the host's /etc or /root. For the same reason a mountPath where a volume would change what
+// the container runs (the checkout, its program, Node, the system's libraries…) is refused, symlinks
+// resolved in the container's view (mount-targets.ts), and a subPath must stay in its volume.
 // Not done in this step: refreshing tokens (kubelet rewrites them at 80 % of their life; ours live
 // expirationSeconds, default 1 h) and updating ConfigMap/Secret files after a change.
 
@@ -14,6 +16,8 @@ import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
 import type { CoreV1Api, V1Container, V1KeyToPath, V1Pod, V1Volume } from '@kubernetes/client-node';
 import { ContainerConfigError, podField, type ObjectSource } from './environment.ts';
+import type { ImageEntry } from './image-table.ts';
+import { mountTarget, programOf, protectedPaths } from './mount-targets.ts';
 
 export interface Mount {
   source: string;
@@ -149,11 +153,26 @@ async function requestToken({ pod, namespace, core }: VolumeContext, audience: s
   return token;
 }
 
-/** The container's volumeMounts as bind mounts (subPath inside its volume). */
-export function mountsOf(container: V1Container, volumes: Map<string, string>): Mount[] {
-  return (container.volumeMounts ?? []).flatMap((m) => {
+/** A subPath's host path: inside its volume as written and with its symlinks followed (kubelet's safe subpath, CVE-2017-1002101). */
+async function subPathOf(root: string, subPath: string, volume: string): Promise<string> {
+  const [path, top] = await Promise.all([resolved(inside(root, subPath)), resolved(root)]);
+  if (path !== top && !path.startsWith(`${top}/`)) throw new ContainerConfigError(`subPath ${subPath} leaves volume ${volume} (it leads to ${path})`);
+  return path;
+}
+
+/**
+ * The container's volumeMounts as bind mounts, in order: a subPath inside its volume, each mountPath
+ * resolved in the container's view and refused where a volume would change what the container runs
+ * (mount-targets.ts: the checkout, its program, Node, the system's programs and libraries, …).
+ */
+export async function mountsOf(container: V1Container, volumes: Map<string, string>, image: ImageEntry, line: { argv: string[]; env: Record<string, string>; workingDir: string }): Promise<Mount[]> {
+  const protect = await protectedPaths(programOf(container, image, line));
+  const mounts: Mount[] = [];
+  for (const m of container.volumeMounts ?? []) {
     const root = volumes.get(m.name);
-    if (root === undefined) return [];
-    return [{ source: m.subPath ? inside(root, m.subPath) : root, target: m.mountPath, readOnly: m.readOnly ?? false }];
-  });
+    if (root === undefined) continue;
+    const source = m.subPath ? await subPathOf(root, m.subPath, m.name) : root;
+    mounts.push({ source, target: await mountTarget(m.mountPath, mounts, protect), readOnly: m.readOnly ?? false });
+  }
+  return mounts;
 }
