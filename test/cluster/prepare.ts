@@ -16,10 +16,16 @@
 //     services stack's kube-proxy (TEST_ASSET_KUBE_PROXY, else built beside the control plane) and
 //     CoreDNS (NEOSET_COREDNS, else build-coredns.sh, about 2 minutes cold);
 //   - Knative Eventing's components and release manifests (NEOSET_KNATIVE_EVENTING, else
-//     build-knative.sh, about 2 minutes cold), for test/integration/knative-eventing.test.ts.
+//     build-knative.sh, about 2 minutes cold), for test/integration/knative-eventing.test.ts;
+//   - Knative Serving's components and config/core (NEOSET_KNATIVE_SERVING, else build-serving.sh),
+//     Traefik (NEOSET_TRAEFIK, else build-traefik.sh) and kn (NEOSET_KN, else build-kn.sh), for the
+//     e2e suites on the Serving layout (dev.test, knative-e2e, notifications, knative-serving). The
+//     three build side by side (each under its own lock, build-lib.sh): cold, by their headers'
+//     figures, about 17 min of CPU for Traefik, 5.5 for kn and Serving's share of Eventing's
+//     packages on top — the longest part of a first `npm test` (README "How it is tested").
 import { spawnSync } from 'node:child_process';
 import { chromiumPath } from '../browser/chromium.ts';
-import { resolveBinaries, resolveCniPlugins, resolveCoreDns, resolveKnativeEventing, resolveKubeProxy } from '../../dev/cluster/binaries.ts';
+import { resolveBinaries, resolveCniPlugins, resolveCoreDns, resolveKn, resolveKnativeEventing, resolveKnativeServing, resolveKubeProxy, resolveTraefik } from '../../dev/cluster/binaries.ts';
 
 const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 
@@ -61,3 +67,10 @@ console.log(`kube-proxy and CoreDNS ready in ${((Date.now() - servicesStarted) /
 const knativeStarted = Date.now();
 const knative = await resolveKnativeEventing();
 console.log(`Knative Eventing ready in ${((Date.now() - knativeStarted) / 1000).toFixed(1)} s: ${knative}`);
+const servingStarted = Date.now();
+const timed = async (what: string, resolving: Promise<string>) => {
+  const path = await resolving;
+  return `${what} ${path} (${((Date.now() - servingStarted) / 1000).toFixed(1)} s)`;
+};
+const serving = await Promise.all([timed('Knative Serving', resolveKnativeServing()), timed('Traefik', resolveTraefik()), timed('kn', resolveKn())]);
+console.log(`Knative Serving, Traefik and kn ready in ${((Date.now() - servingStarted) / 1000).toFixed(1)} s: ${serving.join(', ')}`);
