@@ -34,7 +34,15 @@ describe('state gauges: a Table of printer columns, paged', () => {
     for (let i = 0; i < many; i += 15) {
       await Promise.all(Array.from({ length: Math.min(15, many - i) }, (_, k) => client.request('POST', paths.neosets(b.name), { body: neosetManifest({ name: `n-${i + k}`, replicas: 2 }) })));
     }
-    const text = await createStateGauges(client).metrics();
+    // Read from the watch cache, a moment behind the writes: the last ones may be seen a scrape later.
+    const gauges = createStateGauges(client, { maxAgeMs: 0 });
+    let text = '';
+    await expect
+      .poll(async () => {
+        text = await gauges.metrics();
+        return text.split('\n').filter((l) => l.startsWith('neoset_replicas{') && l.includes(b.name)).length;
+      }, { timeout: 10_000, interval: 200 })
+      .toBe(STATE_PAGE + 5);
     expect(text).toMatch(/^neoset_state_up 1$/m);
     const series = (metric: string, ns: string, name: string) => new RegExp(`^${metric}\\{namespace="${ns}",neoset="${name}"\\} (\\S+)$`, 'm').exec(text)?.[1];
     expect(series('neoset_replicas', a.name, 'wide')).toBe('3');
