@@ -28,6 +28,9 @@ import { metricsPortApp } from '../../shared/metrics/metrics-port.ts';
  */
 export const SWEEP_PARALLELISM = 32;
 
+/** Tries of a sweep's run refused for the instance's read budget: waits of 0.2, 0.4 … 2 s, ~20 s in all. */
+export const SWEEP_BUSY_ATTEMPTS = 14;
+
 /** What one event's answer rests on, for one NeoSet it names (SPEC §2.0; times are performance.now()). */
 export interface EventCoverage {
   eventId: string;
@@ -89,10 +92,16 @@ export function createApp(deps: ReconcileDeps): Hono {
   // Resync ticks share one sweep (SPEC §2.5): one queue of runs per instance, whatever the ticks.
   const sweeper = createSweeper<Covered<Run>>({
     pages: () => neosetKeyPages(deps.client),
+    // A run refused for the instance's read budget (ReadsBusy: the sweep's other runs hold it) waits
+    // and tries again within the sweep, rather than leaving its NeoSet to the next tick: it held
+    // nothing while it waited, so runs never wait on each other (read-budget.ts).
     run: async (key) => {
-      const covered = await coalescer.reconcile(key, RECHECK_ASK);
-      await covered.value.tail;
-      return covered;
+      for (let attempt = 1; ; attempt++) {
+        const covered = await coalescer.reconcile(key, RECHECK_ASK);
+        await covered.value.tail;
+        if (!covered.value.outcome.busy || attempt >= SWEEP_BUSY_ATTEMPTS) return covered;
+        await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** attempt)));
+      }
     },
     parallelism: SWEEP_PARALLELISM,
     onSweep: (summary) => log.info(summary, 'sweep'),

@@ -32,4 +32,35 @@ describe('resync ticks to one instance', () => {
     expect(covered).toHaveLength(5 * NEOSETS.length);
     for (const c of covered) expect(c.startedAt).toBeGreaterThanOrEqual(c.arrivedAt);
   });
+
+  it('a run refused for the instance read budget (ReadsBusy) tries again within the sweep, not at the next tick', async () => {
+    // Each NeoSet read (a run reads it twice: cache, then etcd) holds 6 MiB of the instance's 48 MiB until its run ends: five at once pass it.
+    const refused: string[] = [];
+    const client: KubeClient = {
+      request: async <T,>(verb: string, path: string, opts?: { budget?: { charge(bytes: number): void } }): Promise<T> => {
+        await new Promise((r) => setTimeout(r, 5));
+        if (path === '/apis/neo.io/v1alpha1/neosets') return { items: NEOSETS.map((name) => ({ metadata: { namespace: 'default', name } })) } as T;
+        if (path.endsWith('/pods') || path.endsWith('/controllerrevisions')) return { items: [] } as T;
+        try {
+          opts?.budget?.charge(6 * 1024 * 1024);
+        } catch (err) {
+          refused.push(path);
+          throw err;
+        }
+        await new Promise((r) => setTimeout(r, 20));
+        const { ApiError } = await import('../../shared/k8s/client.ts');
+        throw new ApiError(verb, path, 404, 'NotFound', 'gone');
+      },
+    };
+    // The tick's outcomes, from its log line (a tick's failures are logged and wait for the next tick).
+    const lines: { msg?: string; neosets?: { neoset: string; result: string; error?: string }[] }[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const app = createApp({ client, logger, recheck: () => {}, onCovered: () => {} });
+    expect((await app.request('/', tick('busy-1'))).status).toBe(200);
+    expect(refused.length).toBeGreaterThan(0);
+    const swept = lines.find((l) => l.msg === 'event' && l.neosets)?.neosets ?? [];
+    // Every NeoSet read again once others let go: gone (the fake's 404), none left failed with ReadsBusy.
+    expect(swept.map((o) => `${o.neoset} ${o.result}`).sort()).toEqual(NEOSETS.map((n) => `default/${n} gone`));
+  });
 });
+

@@ -19,7 +19,7 @@ import { measure } from './prometheus-query.ts';
 import { listNeoSetKeys } from './neoset-keys.ts';
 import { InvalidNeoSetError, readSnapshot, readSnapshotCached } from './snapshot-reader.ts';
 import { epochMs, timedRequests, type RunTiming } from './run-timing.ts';
-import { instanceReads, ReadRefused, runBudget, snapshotMaxBytes, TooLargeToDecide, type InstanceBudget } from './read-budget.ts';
+import { instanceReads, ReadRefused, ReadsBusy, runBudget, snapshotMaxBytes, TooLargeToDecide, type InstanceBudget } from './read-budget.ts';
 import { reportTooLarge } from './too-large.ts';
 
 export interface NeoSetKey {
@@ -47,6 +47,8 @@ export interface Outcome {
   timing?: RunTiming;
   /** The NeoSet read from the watch cache was older than etcd's: the run decided again on etcd's (reconcile only). */
   reread?: true;
+  /** A read was refused for the instance's budget (ReadsBusy): nothing was decided; worth a try once other runs let go. */
+  busy?: true;
 }
 
 export type Decider = (snapshot: Snapshot, now: Date) => Plan;
@@ -172,7 +174,7 @@ async function attempt(client: KubeClient, key: NeoSetKey, decider: Decider, opt
       }
       // ReadsBusy (the instance's budget, read-budget.ts) is transient: other runs let go.
       const transient = err instanceof ApiError ? err.isTransient : err instanceof ReadRefused;
-      return { neoset: id, result: 'error', actions: writtenBefore(err), statusWritten: false, requeueAfter: null, error: (err as Error).message, transient };
+      return { neoset: id, result: 'error', actions: writtenBefore(err), statusWritten: false, requeueAfter: null, error: (err as Error).message, transient, ...(err instanceof ReadsBusy ? { busy: true as const } : {}) };
     }
   })().finally(() => budget.release());
   stop();
