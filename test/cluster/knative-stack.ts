@@ -2,16 +2,22 @@
 // what it measures (knative-contract, prometheus-knative, examples/events/record.ts): a serviceNetwork
 // control plane, a process-mode kubelet whose image table runs Knative's built binaries and the event
 // receiver (test/fixtures/process-pods/event-receiver.ts), kube-proxy and CoreDNS, then Knative
-// installed from its release manifests and NeoSet's CRD. Claims the machine's service network: run
-// under `flock /tmp/neoset-service-network.lock` (common rules).
+// installed from its release manifests and NeoSet's CRD. With `serving`, Knative Serving and Traefik
+// too, as `npm run dev` runs them (dev/knative-stack.ts: SERVING_CONTROLLERS, the process grace cap
+// that lets queue-proxy drain), for NeoSet deployed as the Knative Services of knative/
+// (dev/cluster/neoset-on-serving.ts). Claims the machine's service network: run under
+// `flock /tmp/neoset-service-network.lock` (common rules).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { resolveCoreDns, resolveKnativeEventing } from '../../dev/cluster/binaries.ts';
+import { resolveCoreDns, resolveKnativeEventing, resolveKnativeServing, resolveTraefik } from '../../dev/cluster/binaries.ts';
 import { startControlPlane, type ControlPlane } from '../../dev/cluster/control-plane.ts';
 import { installCrds } from '../../dev/cluster/crd.ts';
 import { installKnativeEventing, KNATIVE_CONTROLLERS, knativeImageTable } from '../../dev/cluster/knative.ts';
 import { startServices, type Services } from '../../dev/cluster/services.ts';
+import { installKnativeServing, SERVING_CONTROLLERS, servingPrograms } from '../../dev/cluster/serving.ts';
+import { installTraefik, traefikPrograms } from '../../dev/cluster/traefik.ts';
+import { PROCESS_GRACE_SECONDS } from '../../dev/knative-stack.ts';
 import type { ImageTableEntry } from '../../dev/kubelet/process/image-table.ts';
 import { startKubelet, type Kubelet } from '../../dev/kubelet/kubelet.ts';
 import { STATE_ROOT } from '../../dev/kubelet/process/network.ts';
@@ -26,6 +32,8 @@ export interface KnativeStack {
   services: Services;
   /** resolveKnativeEventing's directory: the binaries (a process whose command line names it is Knative's). */
   knativeDir: string;
+  /** With `serving`: resolveKnativeServing's directory (Serving's binaries, queue-proxy's among them). */
+  servingDir?: string;
   /** Progress lines so far. */
   log: string[];
   /** The last lines of every process-mode container's log: what to read when Knative misbehaves. */
@@ -33,11 +41,23 @@ export interface KnativeStack {
   stop(): Promise<void>;
 }
 
-export async function startKnativeStack(opts: { nodeName: string; imageTable?: ImageTableEntry[] }): Promise<KnativeStack> {
+export interface KnativeStackOptions {
+  nodeName: string;
+  imageTable?: ImageTableEntry[];
+  /**
+   * Knative Serving (with Traefik as its ingress) beside Eventing, as `npm run dev` runs it; a deleted
+   * process-mode pod gets its grace period up to PROCESS_GRACE_SECONDS. Default false.
+   */
+  serving?: boolean;
+  /** config-autoscaler keys for Serving (e.g. SHORT_AUTOSCALER_WINDOWS). Default none: Serving's own windows, as npm run dev's. */
+  autoscaler?: Record<string, string>;
+}
+
+export async function startKnativeStack(opts: KnativeStackOptions): Promise<KnativeStack> {
   const log: string[] = [];
   const push = (l: string) => log.push(l);
-  const [knativeDir, coredns] = await Promise.all([resolveKnativeEventing(), resolveCoreDns()]);
-  const cp = await startControlPlane({ serviceNetwork: true, extraControllers: KNATIVE_CONTROLLERS, log: push });
+  const [knativeDir, coredns, servingDir, traefik] = await Promise.all([resolveKnativeEventing(), resolveCoreDns(), opts.serving ? resolveKnativeServing() : undefined, opts.serving ? resolveTraefik() : undefined]);
+  const cp = await startControlPlane({ serviceNetwork: true, extraControllers: opts.serving ? SERVING_CONTROLLERS : KNATIVE_CONTROLLERS, log: push });
   let kubelet: Kubelet | undefined;
   let services: Services | undefined;
   const stop = async () => {
@@ -50,26 +70,30 @@ export async function startKnativeStack(opts: { nodeName: string; imageTable?: I
       kubeConfig: cp.kubeConfig(),
       nodeName: opts.nodeName,
       log: push,
+      ...(opts.serving ? { maxProcessGraceSeconds: PROCESS_GRACE_SECONDS } : {}),
       processMode: {
         imageTable: [
           ...knativeImageTable(knativeDir),
           { image: 'neoset.local/event-receiver:*', entrypoint: ['{node}', '{checkout}/test/fixtures/process-pods/event-receiver.ts'], env: { PORT: '8080' } },
           ...(opts.imageTable ?? []),
         ],
-        programs: { coredns },
+        programs: { coredns, ...(servingDir && traefik ? { ...servingPrograms(servingDir), ...traefikPrograms(traefik) } : {}) },
         backoffMs: 1000,
         maxBackoffMs: 10_000,
       },
     });
     services = await startServices(cp, { nodeName: kubelet.nodeName, log: push });
-    await installKnativeEventing(cp, { dir: knativeDir, log: push, timeoutMs: 150_000 });
+    await Promise.all([
+      installKnativeEventing(cp, { dir: knativeDir, log: push, timeoutMs: 150_000 }),
+      ...(servingDir ? [installKnativeServing(cp, { dir: servingDir, autoscaler: opts.autoscaler, log: push, timeoutMs: 200_000 }), installTraefik(cp, { log: push, timeoutMs: 150_000 })] : []),
+    ]);
     await installCrds(cp.kubeConfig());
   } catch (err) {
     console.log(log.slice(-60).join('\n'), '\n', containerLogTails());
     await stop();
     throw err;
   }
-  return { cp, kubelet, services, knativeDir, log, containerLogTails, stop };
+  return { cp, kubelet, services, knativeDir, servingDir, log, containerLogTails, stop };
 }
 
 /** The last 15 lines of every process-mode container's log on this machine (they go with the pods at stop). */

@@ -1,27 +1,37 @@
-// The end-to-end tier on the real Knative Eventing (issue 21 "Tests on the real Knative"): one stack
-// (test/cluster/knative-stack.ts: serviceNetwork control plane, process-mode kubelet, kube-proxy +
-// CoreDNS, Knative Eventing v0.50.0 from its release manifests) with knative/eventing-only/ deployed
-// (dev/cluster/neoset-on-knative.ts), brought up once for four scenarios, every state of the app
-// namespace checked by the invariant observer (test/e2e/observer.ts):
-//   1. the automated canary with a timed pause, through the real Broker;
+// The end-to-end tier on the real Knative (issue 21 "Tests on the real Knative", issue 35): one stack
+// (test/cluster/knative-stack.ts with `serving`: serviceNetwork control plane, process-mode kubelet,
+// kube-proxy + CoreDNS, Knative Eventing and Serving v0.50.0 from their release manifests, Traefik as
+// Serving's ingress) with NeoSet deployed as users deploy it on Knative, the functions with kn
+// (dev/cluster/neoset-on-serving.ts: `kn service apply -f knative/{reconcile,readiness}.yaml`, then
+// `kubectl apply -f knative/eventing.yaml`; npm run dev's default, `kubectl apply -k knative/`, is
+// dev.test's), brought up once for four scenarios, every state of the app namespace checked by the
+// invariant observer (test/e2e/observer.ts):
+//   1. the automated canary with a timed pause, through the real Broker to the Knative Services;
 //   2. the update hooks example (examples/hooks/): its owner as a process-mode pod, NeoSet's
-//      lifecycle CloudEvents through knative/hooks.yaml's Broker, K_SINK set by Knative's SinkBinding;
-//   3. several instances of each function (3 reconcile, 2 readiness) behind the Broker: a rollout,
-//      a scale and a pause/resume;
+//      lifecycle CloudEvents through knative/hooks.yaml's Broker, K_SINK set by Knative's SinkBinding
+//      on the neoset-reconcile Knative Service (a new revision);
+//   3. several instances of each function (kn service update --scale-min: 3 reconcile, 2 readiness)
+//      behind the Broker: a rollout, a scale and a pause/resume; then, while the rollouts finish,
+//      back to 1 and 0 (new revisions: the old ones' five pods scale in, queue-proxy draining each
+//      for its 30 s): no event dead-lettered;
 //   4. Knative's own pods killed mid-rollout (the ApiServerSource adapters, the Broker ingress, the
 //      filter, the IMC dispatcher), each once: every rollout completes.
-// OIDC is off here (knative-neoset.test.ts proves it): the reconcile function sends its lifecycle
-// events to K_SINK without a token, as a Broker without an EventPolicy takes them.
-// Claims the service network: `flock /tmp/neoset-service-network.lock npx vitest run --project integration test/integration/knative-e2e.test.ts`.
+// The dead-letter sink (eventing.yaml's Knative Service, min-scale 0) is kept at one pod here, so
+// that what it received can be counted. OIDC is off here (knative-neoset.test.ts proves it, on the
+// eventing-only layout): the reconcile function sends its lifecycle events to K_SINK without a token,
+// as a Broker without an EventPolicy takes them.
+// Claims the service network: `flock /tmp/neoset-service-network.lock npx vitest run --project integration-services test/integration/knative-e2e.test.ts`.
 // KNATIVE_LOG=1 prints the stack's log and the containers' log tails at the end.
-
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { resolveKn } from '../../dev/cluster/binaries.ts';
 import { kubectl as kubectlOn, KNATIVE_NAMESPACE } from '../../dev/cluster/knative.ts';
-import { deployNeoSetOnKnative, neosetOnKnativeImageTable, type NeoSetOnKnative } from '../../dev/cluster/neoset-on-knative.ts';
+import { neosetOnKnativeImageTable } from '../../dev/cluster/neoset-on-knative.ts';
+import { deployNeoSetOnServing } from '../../dev/cluster/neoset-on-serving.ts';
+import { runProcess } from '../../dev/cluster/processes.ts';
 import { waitFor } from '../../dev/kubelet/wait-for.ts';
 import { KNATIVE_DIR, SYSTEM_NAMESPACE } from '../../dev/manifests.ts';
 import type { Pod } from '../../shared/core/objects.ts';
@@ -36,12 +46,11 @@ const NODE = 'kn-e2e';
 const APP = 'kn-e2e';
 const HOOK_OWNER_IMAGE = 'neoset.local/hook-owner:1';
 let stack: KnativeStack | undefined;
-let deployed: NeoSetOnKnative;
+let knBinary = '';
 let observer: Observer;
 let ticks: { events(): Promise<ReceivedEvent[]> };
 const timings: string[] = [];
 const core = () => stack!.cp.kubeConfig().makeApiClient(CoreV1Api);
-const apps = () => stack!.cp.kubeConfig().makeApiClient(AppsV1Api);
 const custom = () => stack!.cp.kubeConfig().makeApiClient(CustomObjectsApi);
 const kubectl = async (args: string[], input?: string) => {
   const r = await kubectlOn(stack!.cp.kubeconfigPath, args, input);
@@ -77,6 +86,35 @@ async function apiNow(): Promise<number> {
   return cm.metadata!.creationTimestamp!.getTime();
 }
 
+/** `kn` on the stack, as a user types it; throws with its output on a failure. */
+async function kn(args: string[]): Promise<string> {
+  const r = await runProcess(knBinary, [...args, '--kubeconfig', stack!.cp.kubeconfigPath], { timeoutMs: 240_000 });
+  const out = `${r.stdout}${r.stderr}`;
+  if (r.status !== 0) throw new Error(`kn ${args.join(' ')} (exit ${r.status ?? r.signal}): ${out}`);
+  return out;
+}
+
+type KnativeService = { metadata: { generation?: number }; status?: { observedGeneration?: number; latestReadyRevisionName?: string; latestCreatedRevisionName?: string; traffic?: { revisionName?: string; percent?: number }[]; conditions?: { type: string; status: string }[] } };
+const ksvc = async (name: string) => (await custom().getNamespacedCustomObject({ group: 'serving.knative.dev', version: 'v1', namespace: SYSTEM_NAMESPACE, plural: 'services', name })) as KnativeService;
+
+/**
+ * Resolves, with its revision, once the Knative Service `name` serves its latest spec: Ready for its
+ * generation, all traffic on its latest created revision, `pods` of that revision Ready (at least).
+ */
+async function ksvcRolledOut(name: string, pods: number, timeoutMs = 120_000): Promise<string> {
+  return waitFor(
+    async () => {
+      const s = await ksvc(name);
+      const revision = s.status?.latestCreatedRevisionName;
+      const serving = s.status?.observedGeneration === s.metadata.generation && s.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' && revision === s.status?.latestReadyRevisionName && s.status?.traffic?.every((t) => t.revisionName === revision);
+      if (!serving) return false;
+      const ready = (await core().listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: `serving.knative.dev/revision=${revision}` })).items.filter((p) => !p.metadata?.deletionTimestamp && isReady(p));
+      return ready.length >= pods && revision!;
+    },
+    { what: `ksvc ${name}: its latest revision serving, ${pods} pod(s) Ready`, timeoutMs, intervalMs: 250 },
+  );
+}
+
 const isReady = (p: V1Pod) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const live = async (namespace: string, prefix: string) => (await core().listNamespacedPod({ namespace })).items.filter((p) => p.metadata!.name!.startsWith(prefix) && !p.metadata?.deletionTimestamp);
 const deadLetters = async () => {
@@ -84,36 +122,31 @@ const deadLetters = async () => {
   return ((await (await fetch(`http://${dl.status!.podIP}:8080/events`, { signal: AbortSignal.timeout(3000) })).json()) as ReceivedEvent[]).length;
 };
 
-async function deploymentRolledOut(name: string, replicas: number, timeoutMs = 90_000): Promise<void> {
-  await waitFor(
-    async () => {
-      const d = await apps().readNamespacedDeployment({ namespace: SYSTEM_NAMESPACE, name });
-      const s = d.status;
-      return s?.observedGeneration === d.metadata?.generation && s?.updatedReplicas === replicas && s?.readyReplicas === replicas && s?.availableReplicas === replicas && (s?.replicas ?? 0) === replicas;
-    },
-    { what: `deployment ${name}: ${replicas} replicas rolled out`, timeoutMs, intervalMs: 250 },
-  );
-}
-
 beforeAll(async () => {
   const started = Date.now();
+  knBinary = await resolveKn();
   stack = await startKnativeStack({
     nodeName: NODE,
+    serving: true,
     imageTable: [
       ...neosetOnKnativeImageTable(),
       // examples/hooks/server.ts as a pod: in-cluster config from its ServiceAccount token, on the pod IP.
       { image: 'neoset.local/hook-owner:*', entrypoint: ['{node}', '{checkout}/examples/hooks/server.ts'], workingDir: '{checkout}', env: { PORT: '8090', HOST: '0.0.0.0' } },
     ],
   });
-  note(`stack with Knative in ${Date.now() - started} ms`);
+  note(`stack with Knative Eventing, Serving and Traefik in ${Date.now() - started} ms`);
   const deployStarted = Date.now();
   try {
-    deployed = await deployNeoSetOnKnative(stack.cp, { oidc: false, log: (l) => stack!.log.push(l), timeoutMs: 150_000 });
+    await deployNeoSetOnServing(stack.cp, { deployer: 'kn', kn: knBinary, log: (l) => stack!.log.push(l), timeoutMs: 200_000 });
+    note(`knative/ deployed with kn and Ready in ${Date.now() - deployStarted} ms`);
+    note(`kn service list -n ${SYSTEM_NAMESPACE}:\n${await kn(['service', 'list', '-n', SYSTEM_NAMESPACE])}`);
+    // What is dead-lettered is counted from the sink's memory: one pod kept, not scaled to zero.
+    await kn(['service', 'update', 'neoset-dead-letter', '-n', SYSTEM_NAMESPACE, '--scale-min', '1']);
+    await ksvcRolledOut('neoset-dead-letter', 1);
   } catch (err) {
     console.log(stack.log.slice(-40).join('\n'), '\n', stack.containerLogTails());
     throw err;
   }
-  note(`knative/eventing-only deployed and Ready in ${Date.now() - deployStarted} ms`);
   await core().createNamespace({ body: { metadata: { name: APP } } });
   observer = startObserver(stack.cp.kubeConfig(), APP);
   await observer.ready;
@@ -140,11 +173,11 @@ async function trigger(namespace: string, name: string, broker: string, attribut
   await readyObject(stack!.cp, { group: 'eventing.knative.dev', version: 'v1', plural: 'triggers', namespace, name });
 }
 
-/** neoset_api_requests_total of each function pod (its own /metrics at its pod IP): what each instance did. */
-async function requestsPerInstance(): Promise<Record<string, number>> {
+/** neoset_api_requests_total of each pod of `revisions` (its own /metrics at its pod IP): what each instance did. */
+async function requestsPerInstance(revisions: string[]): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const component of ['reconcile', 'readiness']) {
-    const pods = (await core().listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: `app.kubernetes.io/component=${component}` })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  for (const revision of revisions) {
+    const pods = (await core().listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: `serving.knative.dev/revision=${revision}` })).items.filter((p) => !p.metadata?.deletionTimestamp);
     for (const p of pods) {
       const metrics = await (await fetch(`http://${p.status!.podIP}:8080/metrics`, { signal: AbortSignal.timeout(5000) })).text();
       counts[p.metadata!.name!] = [...metrics.matchAll(/^neoset_api_requests_total\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
@@ -155,7 +188,7 @@ async function requestsPerInstance(): Promise<Record<string, number>> {
 
 const canaryOf = (n: NeoSetObject) => (n.status?.canary?.revision === n.status?.updateRevision ? n.status?.canary : undefined);
 
-describe('NeoSet end to end on the real Knative Eventing', () => {
+describe('NeoSet end to end on the real Knative Serving and Eventing', () => {
   it('the automated canary: partition 2, a 5 s pause, partition 0 — the pause lasts its 5 s on the API server clock, Completed', async () => {
     const name = 'canary';
     const steps = [{ partition: 2 }, { pause: { duration: '5s' } }, { partition: 0 }];
@@ -190,12 +223,13 @@ describe('NeoSet end to end on the real Knative Eventing', () => {
   }, 180_000);
 
   it('the update hooks example: lifecycle CloudEvents to the owner pod through the Broker of knative/hooks.yaml, K_SINK set by its SinkBinding; the primary moved before its drain', async () => {
-    // knative/hooks.yaml with the eventing-only references (a Deployment, a v1 Service) instead of Knative Services.
+    // knative/hooks.yaml as written (its SinkBinding on the neoset-reconcile Knative Service), but its
+    // Triggers' subscriber: the owner here is a plain pod behind a v1 Service.
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a manifest, edited in place
     const objects = parseAllDocuments(readFileSync(join(KNATIVE_DIR, 'hooks.yaml'), 'utf8')).map((d) => d.toJS() as Record<string, any>);
     const broker = objects.find((o) => o.kind === 'Broker')!;
     const binding = objects.find((o) => o.kind === 'SinkBinding')!;
-    binding.spec.subject = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'neoset-reconcile' };
+    expect(binding.spec.subject).toEqual({ apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: 'neoset-reconcile' });
     const triggers = objects.filter((o) => o.kind === 'Trigger');
     for (const t of triggers) t.spec.subscriber.ref = { apiVersion: 'v1', kind: 'Service', name: 'mysql-hook-owner', namespace: APP };
     expect(triggers.map((t) => t.spec.filter.attributes.type)).toEqual(['io.neo.neoset.lifecycle.PreparingUpdate', 'io.neo.neoset.lifecycle.Updated']);
@@ -234,14 +268,15 @@ describe('NeoSet end to end on the real Knative Eventing', () => {
       await kubectl(['apply', '-f', '-'], JSON.stringify(t));
       await readyObject(stack!.cp, { group: 'eventing.knative.dev', version: 'v1', plural: 'triggers', namespace: SYSTEM_NAMESPACE, name: t.metadata.name });
     }
-    // Knative's SinkBinding webhook and controller put K_SINK on the reconcile Deployment's pods.
+    // Knative's SinkBinding webhook and controller put K_SINK on the Knative Service's template: a new revision.
     await kubectl(['apply', '-f', '-'], JSON.stringify(binding));
     await readyObject(stack!.cp, { group: 'sources.knative.dev', version: 'v1', plural: 'sinkbindings', namespace: SYSTEM_NAMESPACE, name: binding.metadata.name });
-    const sinkOf = async () => (await apps().readNamespacedDeployment({ namespace: SYSTEM_NAMESPACE, name: 'neoset-reconcile' })).spec!.template.spec!.containers[0].env?.find((e) => e.name === 'K_SINK')?.value;
+    const sinkOf = async () =>
+      ((await custom().getNamespacedCustomObject({ group: 'serving.knative.dev', version: 'v1', namespace: SYSTEM_NAMESPACE, plural: 'services', name: 'neoset-reconcile' })) as { spec: { template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } } } }).spec.template.spec.containers[0].env?.find((e) => e.name === 'K_SINK')?.value;
     const sink = await waitFor(sinkOf, { what: 'K_SINK on neoset-reconcile', timeoutMs: 30_000, intervalMs: 250 });
     expect(sink).toBe(`http://broker-ingress.${KNATIVE_NAMESPACE}.svc.cluster.local/${SYSTEM_NAMESPACE}/neoset-hooks`);
-    await deploymentRolledOut('neoset-reconcile', 1);
-    note(`[hooks] Broker, Triggers, owner pod and SinkBinding Ready, reconcile rolled out with K_SINK=${sink} in ${Date.now() - t0} ms`);
+    const revision = await ksvcRolledOut('neoset-reconcile', 1);
+    note(`[hooks] Broker, Triggers, owner pod and SinkBinding Ready, reconcile's revision ${revision} serving with K_SINK=${sink} in ${Date.now() - t0} ms`);
 
     // examples/hooks/neoset.yaml as written (and its headless Service), in the app's namespace.
     await kubectl(['-n', APP, 'apply', '-f', 'examples/hooks/neoset.yaml']);
@@ -274,12 +309,12 @@ describe('NeoSet end to end on the real Knative Eventing', () => {
     expect(observer.violations).toEqual([]);
   }, 240_000);
 
-  it('3 reconcile and 2 readiness instances behind the Broker: three rollouts at once, a scale during one, a pause and a resume — all complete, the instances share the deliveries', async () => {
+  it('3 reconcile and 2 readiness instances behind the Broker: three rollouts at once, a scale during one, a pause and a resume — all complete, the instances share the deliveries; scaled back in meanwhile, nothing dead-lettered', async () => {
     const t0 = Date.now();
-    await kubectl(['-n', SYSTEM_NAMESPACE, 'scale', 'deployment/neoset-reconcile', '--replicas=3']);
-    await kubectl(['-n', SYSTEM_NAMESPACE, 'scale', 'deployment/neoset-readiness', '--replicas=2']);
-    await Promise.all([deploymentRolledOut('neoset-reconcile', 3), deploymentRolledOut('neoset-readiness', 2)]);
-    note(`[concurrency] 3 reconcile + 2 readiness pods Ready in ${Date.now() - t0} ms`);
+    const scale = (name: string, min: number) => kn(['service', 'update', name, '-n', SYSTEM_NAMESPACE, '--scale-min', String(min)]);
+    await Promise.all([scale('neoset-reconcile', 3), scale('neoset-readiness', 2)]);
+    const scaled = await Promise.all([ksvcRolledOut('neoset-reconcile', 3), ksvcRolledOut('neoset-readiness', 2)]);
+    note(`[concurrency] kn service update --scale-min: 3 reconcile + 2 readiness pods Ready (revisions ${scaled.join(', ')}) in ${Date.now() - t0} ms`);
     const name = 'conc';
     // Two more NeoSets rolling at the same time: deliveries overlap, so the Broker's filter holds
     // several connections to each function's Service (kube-proxy balances connections, not requests).
@@ -288,7 +323,7 @@ describe('NeoSet end to end on the real Knative Eventing', () => {
     for (const o of others) await apply(neosetManifest({ name: o, replicas: 8, image: 'mysql:8.0', updateStrategy: { maxUnavailable: 3 } }));
     await until(name, '6 ready pods', (n) => n.status?.readyReplicas === 6 && n.status?.phase === 'Idle', 90_000);
     for (const o of others) await until(o, '8 ready pods', (n) => n.status?.readyReplicas === 8 && n.status?.phase === 'Idle', 90_000);
-    const before = await requestsPerInstance();
+    const before = await requestsPerInstance(scaled);
     const t1 = Date.now();
     await Promise.all([name, ...others].map((n) => setImage(n, 'mysql:8.1')));
     await until(name, 'the first pod updated', (n) => (n.status?.updatedReplicas ?? 0) >= 1);
@@ -309,21 +344,51 @@ describe('NeoSet end to end on the real Knative Eventing', () => {
     const now = images();
     expect(Object.fromEntries(Object.keys(held).map((p) => [p, now[p]]))).toEqual(held);
     expect(paused.status?.phase).toBe('Paused');
+    // What the five instances did so far (conc-b and conc-c may still be rolling).
+    const during = await requestsPerInstance(scaled);
+    const delta = Object.fromEntries(Object.entries(during).map(([pod, n]) => [pod, n - (before[pod] ?? 0)]));
+
+    // Scaled back in (npm run dev's 1 and 0) while paused, then resumed: new revisions, and the five
+    // pods of the scaled ones deleted while the rollouts' events flow — each pod's queue-proxy drains
+    // what it was sent (30 s after SIGTERM), the function's preStop waits on it (the kubelet's process
+    // grace cap, PROCESS_GRACE_SECONDS). Nothing may be lost: no event dead-lettered, every rollout done.
+    const letters = await deadLetters();
+    /** Each scaled-in pod: when it was first seen deleted, when gone (this machine's clock). */
+    const scaledPods = new Map<string, { deleted?: number; gone?: number }>();
+    for (const revision of scaled) for (const p of (await core().listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: `serving.knative.dev/revision=${revision}` })).items) scaledPods.set(p.metadata!.name!, {});
+    const watchPods = async () => {
+      const now = new Map((await core().listNamespacedPod({ namespace: SYSTEM_NAMESPACE })).items.map((p) => [p.metadata!.name!, p]));
+      for (const [name, seen] of scaledPods) {
+        if (now.get(name)?.metadata?.deletionTimestamp) seen.deleted ??= Date.now();
+        if (!now.has(name)) seen.gone ??= Date.now();
+      }
+      return [...scaledPods.values()].every((seen) => seen.gone !== undefined);
+    };
+    const watching = waitFor(watchPods, { what: 'the scaled-in pods gone', timeoutMs: 240_000, intervalMs: 250 });
+    await Promise.all([scale('neoset-reconcile', 1), scale('neoset-readiness', 0)]);
+    const scaledIn = await Promise.all([ksvcRolledOut('neoset-reconcile', 1), ksvcRolledOut('neoset-readiness', 0)]);
     await patchNeoSet(name, { updateStrategy: { pause: false } });
-    const done = await until(name, 'Completed with 8', completed(8), 90_000);
-    for (const o of others) await until(o, 'Completed', completed(8), 90_000);
+    const done = await until(name, 'Completed with 8', completed(8), 120_000);
+    for (const o of others) await until(o, 'Completed', completed(8), 120_000);
     const took = Date.now() - t1;
+    await watching;
+    // Each scaled-in pod from deleted to gone: its drain, then its containers' stop.
+    const drains = Object.fromEntries([...scaledPods].map(([pod, seen]) => [pod, seen.gone! - (seen.deleted ?? seen.gone!)]));
+    const deadLettered = (await deadLetters()) - letters;
     expect(done.status?.currentRevision).toBe(done.status?.updateRevision);
     expect(observer.pods(name).map(imageOf)).toEqual(Array(8).fill('mysql:8.1'));
-    const after = await requestsPerInstance();
-    const delta = Object.fromEntries(Object.entries(after).map(([pod, n]) => [pod, n - (before[pod] ?? 0)]));
-    note(`[concurrency] 3 rollouts (one scaled 6→8, paused with ${heldAt} of ${Object.keys(held).length} pods on mysql:8.1, resumed) completed in ${took} ms; API requests per instance during them ${JSON.stringify(delta)}; invariant checks so far ${observer.checks}`);
+    note(`[concurrency] 3 rollouts (one scaled 6→8, paused with ${heldAt} of ${Object.keys(held).length} pods on mysql:8.1, resumed) completed in ${took} ms; API requests per instance until the pause ${JSON.stringify(delta)}; invariant checks so far ${observer.checks}`);
+    note(`[concurrency] scaled in (kn service update --scale-min 1 / 0: revisions ${scaledIn.join(', ')}) while paused, then resumed: each of the five pods deleted → gone in ${JSON.stringify(drains)} ms; dead letters +${deadLettered}`);
     expect(Object.keys(delta)).toHaveLength(5);
     const working = (component: string) => Object.entries(delta).filter(([pod, n]) => pod.startsWith(`neoset-${component}-`) && n > 0).length;
     expect(working('reconcile')).toBeGreaterThanOrEqual(2);
     expect(working('readiness')).toBeGreaterThanOrEqual(1);
+    expect(deadLettered).toBe(0);
+    // Drained, not cut: the kubelet honoured the revisions' grace (60 s reconcile, 30 s readiness), a
+    // pod stayed until queue-proxy's 30 s drain was over (at the 2 s cap it went within ~3 s).
+    expect(Math.min(...Object.values(drains))).toBeGreaterThanOrEqual(25_000);
     expect(observer.violations).toEqual([]);
-  }, 300_000);
+  }, 480_000);
 
   it("Knative's own pods killed mid-rollout, each once — the adapters, the Broker ingress, the filter, the IMC dispatcher: every rollout completes", async () => {
     const name = 'faults';
