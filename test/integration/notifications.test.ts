@@ -1,13 +1,15 @@
-// Rollout notifications on the real Knative Eventing (SPEC §4.12, issue 23 point 5): NeoSet deployed by
-// dev/cluster/neoset-on-knative.ts (knative/eventing-only/: the functions as pods behind the real MT
-// Broker), examples/notifications/ applied as a user applies it — sink.yaml's SinkBinding sets K_SINK
-// on the reconcile Deployment (Knative's SinkBinding webhook), trigger.yaml's prefix Trigger takes
-// io.neo.neoset.rollout.* to receiver.ts (a process-mode pod from this checkout) which posts the chat
-// messages to a recording webhook — and a second Trigger with the same filter taps every delivery.
+// Rollout notifications on the real Knative (SPEC §4.12, issue 23 point 5, issue 35): NeoSet deployed
+// as users deploy it on Knative Serving (dev/cluster/neoset-on-serving.ts: `kubectl apply -k knative/`,
+// the functions as Knative Services behind the real MT Broker), and examples/notifications/ applied as
+// a user on Serving applies it — knative/hooks.yaml's Broker and SinkBinding (K_SINK on the
+// neoset-reconcile Knative Service: a new revision) in place of sink.yaml (the eventing-only one),
+// receiver.yaml, and trigger.yaml's prefix Trigger taking io.neo.neoset.rollout.* to receiver.ts (a
+// process-mode pod from this checkout) which posts the chat messages to a recording webhook — and a
+// second Trigger with the same filter taps every delivery.
 // Two rollouts: canary → pause → promote → complete; a bad image with a short timeoutSeconds →
-// Failed → undo → complete; then a scale. The reconcile pod is deleted mid-rollout in each (the
-// Deployment recreates it). After deduplication by id, each kind arrives once per occurrence, and the
-// receiver posted one chat message per id.
+// Failed → undo → complete; then a scale. The reconcile pod is deleted mid-rollout in each (its
+// revision's Deployment recreates it; the deleted one drains first). After deduplication by id, each
+// kind arrives once per occurrence, and the receiver posted one chat message per id.
 // Claims the service network: run under `flock /tmp/neoset-service-network.lock`.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -15,11 +17,12 @@ import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { kubectl as kubectlOn } from '../../dev/cluster/knative.ts';
-import { deployNeoSetOnKnative, neosetOnKnativeImageTable, type NeoSetOnKnative } from '../../dev/cluster/neoset-on-knative.ts';
+import { neosetOnKnativeImageTable } from '../../dev/cluster/neoset-on-knative.ts';
+import { deployNeoSetOnServing, type NeoSetOnServing } from '../../dev/cluster/neoset-on-serving.ts';
 import { waitFor } from '../../dev/kubelet/wait-for.ts';
-import { SYSTEM_NAMESPACE } from '../../dev/manifests.ts';
+import { KNATIVE_DIR, SYSTEM_NAMESPACE } from '../../dev/manifests.ts';
 import { NotificationData } from '../../shared/api/notification.ts';
 import { readyObject, startKnativeStack, startReceiver, type KnativeStack, type ReceivedEvent } from '../cluster/knative-stack.ts';
 
@@ -27,7 +30,7 @@ const CHECKOUT = join(import.meta.dirname, '../..');
 const EXAMPLE = join(CHECKOUT, 'examples/notifications');
 const APP = 'kn-notify';
 let stack: KnativeStack | undefined;
-let deployed: NeoSetOnKnative;
+let deployed: NeoSetOnServing;
 let recorder: { ip: string; events(): Promise<ReceivedEvent[]> };
 const timings: string[] = [];
 const core = () => stack!.cp.kubeConfig().makeApiClient(CoreV1Api);
@@ -69,9 +72,17 @@ const neoset = (name: string, image: string, updateStrategy: Record<string, unkn
   },
 });
 
-/** The reconcile function's pod (the one not terminating): its UID, then deletes it; the Deployment makes another. */
+type KnativeService = {
+  metadata: { generation?: number };
+  spec: { template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } } };
+  status?: { observedGeneration?: number; latestReadyRevisionName?: string; latestCreatedRevisionName?: string; traffic?: { revisionName?: string }[]; conditions?: { type: string; status: string }[] };
+};
+
+/** The reconcile function's pod (its serving revision's, not terminating): its UID, then deletes it; the revision's Deployment makes another. */
 async function killReconcile(): Promise<string> {
-  const pods = (await core().listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: 'app.kubernetes.io/component=reconcile' })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  const ksvc = (await custom().getNamespacedCustomObject({ group: 'serving.knative.dev', version: 'v1', namespace: SYSTEM_NAMESPACE, plural: 'services', name: 'neoset-reconcile' })) as KnativeService;
+  const revision = ksvc.status!.latestReadyRevisionName!;
+  const pods = (await core().listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: `serving.knative.dev/revision=${revision}` })).items.filter((p) => !p.metadata?.deletionTimestamp);
   expect(pods).toHaveLength(1);
   await core().deleteNamespacedPod({ namespace: SYSTEM_NAMESPACE, name: pods[0].metadata!.name! });
   timings.push(`reconcile pod ${pods[0].metadata!.name} deleted`);
@@ -105,22 +116,28 @@ beforeAll(async () => {
   const started = Date.now();
   stack = await startKnativeStack({
     nodeName: 'kn-notify',
+    serving: true,
     imageTable: [
       ...neosetOnKnativeImageTable(),
       // receiver.yaml's image: examples/notifications/receiver.ts from this checkout.
       { image: 'example.local/neoset-notifications-receiver:*', entrypoint: ['{node}', '{checkout}/examples/notifications/receiver.ts'], env: {} },
     ],
   });
-  timings.push(`stack with Knative in ${Date.now() - started} ms`);
+  timings.push(`stack with Knative Eventing, Serving and Traefik in ${Date.now() - started} ms`);
   try {
-    deployed = await deployNeoSetOnKnative(stack.cp, { log: (l) => stack!.log.push(l), timeoutMs: 150_000 });
-    timings.push(`knative/eventing-only Ready at ${Date.now() - started} ms`);
+    deployed = await deployNeoSetOnServing(stack.cp, { log: (l) => stack!.log.push(l), timeoutMs: 200_000 });
+    timings.push(`knative/ (kubectl apply -k) Ready at ${Date.now() - started} ms`);
     // The chat webhook and the tap: one recording pod, two paths. The webhook fails its first post
     // (?fail=first): the receiver answers 502 and the Broker delivers that notification again.
     recorder = await startReceiver(stack.cp, SYSTEM_NAMESPACE, 'recorder');
     const secret = await kubectl(['-n', SYSTEM_NAMESPACE, 'create', 'secret', 'generic', 'neoset-notifications-webhook', `--from-literal=url=http://recorder.${SYSTEM_NAMESPACE}.svc.cluster.local/chat?fail=first`]);
     expect(secret.code, secret.out).toBe(0);
-    for (const file of ['sink.yaml', 'receiver.yaml', 'trigger.yaml']) {
+    // With Serving, K_SINK comes from knative/hooks.yaml's Broker and SinkBinding (its hook-owner
+    // Triggers are the hooks example's, not applied); sink.yaml is their eventing-only twin.
+    const hooks = parseAllDocuments(readFileSync(join(KNATIVE_DIR, 'hooks.yaml'), 'utf8')).map((d) => d.toJS()).filter((o) => o.kind === 'Broker' || o.kind === 'SinkBinding');
+    const applied = await kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: hooks }));
+    expect(applied.code, `knative/hooks.yaml's Broker and SinkBinding: ${applied.out}`).toBe(0);
+    for (const file of ['receiver.yaml', 'trigger.yaml']) {
       const r = await kubectl(['apply', '-f', join(EXAMPLE, file)]);
       expect(r.code, `${file}: ${r.out}`).toBe(0);
     }
@@ -131,16 +148,18 @@ beforeAll(async () => {
     expect(tap.code, tap.out).toBe(0);
     const ref = (plural: string, name: string, group = 'eventing.knative.dev') => ({ group, version: 'v1', plural, namespace: SYSTEM_NAMESPACE, name });
     await Promise.all([readyObject(stack.cp, ref('brokers', 'neoset-hooks')), readyObject(stack.cp, ref('triggers', 'neoset-notifications')), readyObject(stack.cp, ref('triggers', 'notifications-tap')), readyObject(stack.cp, ref('sinkbindings', 'neoset-reconcile-hooks', 'sources.knative.dev'))]);
-    // The SinkBinding's webhook put K_SINK into the reconcile Deployment's pods: wait for that pod to serve, and the receiver's.
+    // The SinkBinding put K_SINK into the Knative Service's template: wait for its new revision to take
+    // all traffic (the old revision's pod drains meanwhile), and for the receiver.
     await waitFor(
       async () => {
-        const d = await apps().readNamespacedDeployment({ namespace: SYSTEM_NAMESPACE, name: 'neoset-reconcile' });
-        const sink = d.spec?.template.spec?.containers[0].env?.find((e) => e.name === 'K_SINK')?.value;
-        const settled = d.status?.observedGeneration === d.metadata?.generation && d.status?.updatedReplicas === 1 && d.status?.availableReplicas === 1 && (d.status?.replicas ?? 0) === 1;
+        const ksvc = (await custom().getNamespacedCustomObject({ group: 'serving.knative.dev', version: 'v1', namespace: SYSTEM_NAMESPACE, plural: 'services', name: 'neoset-reconcile' })) as KnativeService;
+        const sink = ksvc.spec.template.spec.containers[0].env?.find((e) => e.name === 'K_SINK')?.value;
+        const revision = ksvc.status?.latestCreatedRevisionName;
+        const serving = ksvc.status?.observedGeneration === ksvc.metadata.generation && ksvc.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' && revision === ksvc.status?.latestReadyRevisionName && ksvc.status?.traffic?.every((t) => t.revisionName === revision);
         const receiver = await apps().readNamespacedDeployment({ namespace: SYSTEM_NAMESPACE, name: 'neoset-notifications' });
-        return sink === `http://broker-ingress.knative-eventing.svc.cluster.local/${SYSTEM_NAMESPACE}/neoset-hooks` && settled && receiver.status?.availableReplicas === 1;
+        return sink === `http://broker-ingress.knative-eventing.svc.cluster.local/${SYSTEM_NAMESPACE}/neoset-hooks` && serving && receiver.status?.availableReplicas === 1;
       },
-      { what: 'the reconcile Deployment rolled out with K_SINK, the receiver Available', timeoutMs: 90_000, intervalMs: 500 },
+      { what: "the reconcile Knative Service's revision with K_SINK serving, the receiver Available", timeoutMs: 120_000, intervalMs: 500 },
     );
     timings.push(`examples/notifications applied and Ready at ${Date.now() - started} ms`);
     await core().createNamespace({ body: { metadata: { name: APP } } });
@@ -187,7 +206,8 @@ describe('rollout notifications through the real Broker (§4.12)', () => {
     expect(sorted(kinds)).toEqual(sorted(expected));
     expect(kinds[0]).toBe('started');
     expect(kinds.at(-1)).toBe('completed');
-    const pods = (await core().listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: 'app.kubernetes.io/component=reconcile' })).items;
+    // Replaced (a killed pod may still be draining: queue-proxy's 30 s, then its containers stop).
+    const pods = (await core().listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: 'app.kubernetes.io/component=reconcile' })).items.filter((p) => !p.metadata?.deletionTimestamp);
     expect(pods.map((p) => p.metadata!.uid)).not.toContain(killed);
     expect(pods.map((p) => p.metadata!.uid)).not.toContain(killedFirst);
     // The ids: the NeoSet's uid first, then the revision; the data carries it all.
