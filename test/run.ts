@@ -6,7 +6,12 @@
 // one after another, whichever project they belong to. The closing line adds up both processes'
 // counts (test/summary-reporter.ts); the exit code is non-zero when either failed.
 //
-//   node test/run.ts [--integration-only] [vitest args…]
+// With --prepare-services, the services lane first runs `node test/cluster/prepare.ts --only services`
+// at nice 19 (its output prefixed too): on a first run, the services stack's Go builds (CNI, CoreDNS,
+// Knative Eventing and Serving, Traefik, kn: most of a first npm test's time) overlap the first
+// lane's tests, which need only the control plane, instead of coming before them.
+//
+//   node test/run.ts [--integration-only] [--prepare-services] [vitest args…]
 // With `--project` among the args, one vitest process runs just what they name.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -29,11 +34,13 @@ interface Lane {
 
 const args = process.argv.slice(2);
 const integrationOnly = args.includes('--integration-only');
-const vitestArgs = args.filter((a) => a !== '--integration-only');
+const prepareServices = args.includes('--prepare-services');
+const vitestArgs = args.filter((a) => a !== '--integration-only' && a !== '--prepare-services');
 
-/** Starts `vitest run` with `args`; with `prefix` (may be ''), its output is relayed line by line, prefixed, and its counts read. */
-function startLane(name: string, laneArgs: string[], prefix?: string): Lane {
-  const child = spawn('vitest', ['run', ...laneArgs], { stdio: prefix === undefined ? 'inherit' : ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : process.env.FORCE_COLOR } });
+/** Starts `command` (default `vitest run` with `args`); with `prefix` (may be ''), its output is relayed line by line, prefixed, and its counts read. */
+function startLane(name: string, laneArgs: string[], prefix?: string, command: [string, ...string[]] = ['vitest', 'run']): Lane {
+  const [program, ...programArgs] = command;
+  const child = spawn(program, [...programArgs, ...laneArgs], { stdio: prefix === undefined ? 'inherit' : ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : process.env.FORCE_COLOR } });
   const exit = new Promise<number>((resolve) => {
     child.on('error', (err) => {
       process.stderr.write(`${name}: vitest did not start: ${err.message}\n`);
@@ -65,13 +72,26 @@ if (vitestArgs.includes('--project')) {
 } else {
   const started = Date.now();
   const first = startLane(integrationOnly ? 'integration' : 'unit + integration', [...(integrationOnly ? [] : ['--project', 'unit']), '--project', 'integration', '--passWithNoTests', ...vitestArgs], '');
-  const services = startLane('integration-services', ['--project', 'integration-services', '--passWithNoTests', ...vitestArgs], LANE_PREFIX);
+  // The services lane: its builds first when asked, then its tests (not started if the builds failed).
+  const servicesArgs = ['--project', 'integration-services', '--passWithNoTests', ...vitestArgs];
+  let services: Lane = prepareServices
+    ? startLane('services builds', ['--only', 'services'], LANE_PREFIX, ['nice', '-n', '19', process.execPath, 'test/cluster/prepare.ts'])
+    : startLane('integration-services', servicesArgs, LANE_PREFIX);
+  let stopped = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {
+      stopped = true;
       for (const lane of [first, services]) lane.child.kill(signal);
     });
   }
-  const [firstCode, servicesCode] = await Promise.all([first.exit, services.exit]);
+  const servicesExit = (async () => {
+    if (!prepareServices) return services.exit;
+    const built = await services.exit;
+    if (built !== 0 || stopped) return built || 1;
+    services = startLane('integration-services', servicesArgs, LANE_PREFIX);
+    return services.exit;
+  })();
+  const [firstCode, servicesCode] = await Promise.all([first.exit, servicesExit]);
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
   const said = (lane: Lane, code: number) =>
     `${lane.name} ${code === 0 ? 'passed' : `FAILED (exit ${code})`}${lane.counts ? ` (${lane.counts.passed} passed, ${lane.counts.failed} failed, ${lane.counts.skipped} skipped)` : ' (no counts: did it start?)'}`;

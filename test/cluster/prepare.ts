@@ -43,38 +43,55 @@ function install(pkg: string, why: string): void {
   }
 }
 
-if (!has('openssl')) install('openssl', 'for the test certificates');
-if (!chromiumPath()) install('chromium', 'for the dashboard browser tests (or set CHROMIUM_PATH)');
-if (!has('prometheus') || !has('promtool')) install('prometheus', 'for the metrics and alert-rule tests (prometheus, promtool)');
-if (!has('faketime')) install('faketime', "for the one-clock test (libfaketime: a function process with a skewed wall clock)");
-if (!has('ip')) install('iproute2', 'for the process-mode kubelet (ip netns, veth)');
-if (!has('nsenter') || !has('unshare')) install('util-linux', 'for the process-mode kubelet (nsenter, unshare)');
-if (!has('nft')) install('nftables', "for the services stack's kube-proxy (nftables mode)");
-if (!has('iptables')) install('iptables', "for the dev-host test: a host kube-proxy's iptables chains, which the dev stack's must leave alone");
-if (!has('kubectl')) {
-  console.error('error: kubectl is needed on PATH (the integration tests and the plugin use it as users do)');
+// `--only control-plane`: the packages and the control plane, all the unit and integration lane needs
+// (npm test runs this, then starts that lane at once); `--only services`: the services stack's builds,
+// which npm test's runner (test/run.ts) runs beside that lane, at nice 19, before the services lane
+// starts — a first run's Go builds overlap the first lane's tests instead of coming before them.
+// Without --only: everything (test:integration, a developer's first run).
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+if (only !== undefined && only !== 'control-plane' && only !== 'services') {
+  console.error(`error: --only takes control-plane or services, not ${JSON.stringify(only)}`);
   process.exit(2);
 }
 
-const started = Date.now();
-// Started first, awaited last (a failure is reported there, not as an unhandled rejection meanwhile).
-const timed = async (what: string, resolving: Promise<string>) => `${what} ${await resolving} (${((Date.now() - started) / 1000).toFixed(1)} s)`;
-const servingBuilds = Promise.allSettled([timed('Knative Serving', resolveKnativeServing()), timed('Traefik', resolveTraefik()), timed('kn', resolveKn())]);
-const binaries = await resolveBinaries();
-console.log(`control-plane binaries ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${Object.values(binaries).join(', ')}`);
-const cniStarted = Date.now();
-const cni = await resolveCniPlugins();
-console.log(`CNI plugins ready in ${((Date.now() - cniStarted) / 1000).toFixed(1)} s: ${cni}`);
-const servicesStarted = Date.now();
-const [kubeProxy, coredns] = [await resolveKubeProxy(), await resolveCoreDns()];
-console.log(`kube-proxy and CoreDNS ready in ${((Date.now() - servicesStarted) / 1000).toFixed(1)} s: ${kubeProxy}, ${coredns}`);
-const knativeStarted = Date.now();
-const knative = await resolveKnativeEventing();
-console.log(`Knative Eventing ready in ${((Date.now() - knativeStarted) / 1000).toFixed(1)} s: ${knative}`);
-const serving = await servingBuilds;
-const failed = serving.filter((r) => r.status === 'rejected');
-if (failed.length > 0) {
-  console.error(`error: ${failed.map((r) => String((r as PromiseRejectedResult).reason)).join('; ')}`);
-  process.exit(2);
+if (only !== 'services') {
+  if (!has('openssl')) install('openssl', 'for the test certificates');
+  if (!chromiumPath()) install('chromium', 'for the dashboard browser tests (or set CHROMIUM_PATH)');
+  if (!has('prometheus') || !has('promtool')) install('prometheus', 'for the metrics and alert-rule tests (prometheus, promtool)');
+  if (!has('faketime')) install('faketime', "for the one-clock test (libfaketime: a function process with a skewed wall clock)");
+  if (!has('ip')) install('iproute2', 'for the process-mode kubelet (ip netns, veth)');
+  if (!has('nsenter') || !has('unshare')) install('util-linux', 'for the process-mode kubelet (nsenter, unshare)');
+  if (!has('nft')) install('nftables', "for the services stack's kube-proxy (nftables mode)");
+  if (!has('iptables')) install('iptables', "for the dev-host test: a host kube-proxy's iptables chains, which the dev stack's must leave alone");
+  if (!has('kubectl')) {
+    console.error('error: kubectl is needed on PATH (the integration tests and the plugin use it as users do)');
+    process.exit(2);
+  }
 }
-console.log(`Knative Serving, Traefik and kn ready in ${((Date.now() - started) / 1000).toFixed(1)} s from the start of this step: ${serving.map((r) => (r as PromiseFulfilledResult<string>).value).join(', ')}`);
+
+const started = Date.now();
+if (only !== 'services') {
+  const binaries = await resolveBinaries();
+  console.log(`control-plane binaries ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${Object.values(binaries).join(', ')}`);
+}
+if (only !== 'control-plane') {
+  // Started first, awaited last (a failure is reported there, not as an unhandled rejection meanwhile).
+  const timed = async (what: string, resolving: Promise<string>) => `${what} ${await resolving} (${((Date.now() - started) / 1000).toFixed(1)} s)`;
+  const servingBuilds = Promise.allSettled([timed('Knative Serving', resolveKnativeServing()), timed('Traefik', resolveTraefik()), timed('kn', resolveKn())]);
+  const cniStarted = Date.now();
+  const cni = await resolveCniPlugins();
+  console.log(`CNI plugins ready in ${((Date.now() - cniStarted) / 1000).toFixed(1)} s: ${cni}`);
+  const servicesStarted = Date.now();
+  const [kubeProxy, coredns] = [await resolveKubeProxy(), await resolveCoreDns()];
+  console.log(`kube-proxy and CoreDNS ready in ${((Date.now() - servicesStarted) / 1000).toFixed(1)} s: ${kubeProxy}, ${coredns}`);
+  const knativeStarted = Date.now();
+  const knative = await resolveKnativeEventing();
+  console.log(`Knative Eventing ready in ${((Date.now() - knativeStarted) / 1000).toFixed(1)} s: ${knative}`);
+  const serving = await servingBuilds;
+  const failed = serving.filter((r) => r.status === 'rejected');
+  if (failed.length > 0) {
+    console.error(`error: ${failed.map((r) => String((r as PromiseRejectedResult).reason)).join('; ')}`);
+    process.exit(2);
+  }
+  console.log(`Knative Serving, Traefik and kn ready in ${((Date.now() - started) / 1000).toFixed(1)} s from the start of this step: ${serving.map((r) => (r as PromiseFulfilledResult<string>).value).join(', ')}`);
+}
