@@ -128,6 +128,8 @@ describe('process-mode kubelet', () => {
         { name: 'GREETING', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'greeting' } } },
         { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'sec', key: 'password' } } },
         { name: 'COMPOSED', value: '$(GREETING)-$(POD_NAME)' },
+        // The program's PATH is the pod's (the kubelet's own programs never look in it).
+        { name: 'PATH', value: '/opt/neoset-test/bin:/usr/bin:/bin' },
       ],
       volumeMounts: [{ name: 'cfg', mountPath: '/etc/neoset-test/cfg', readOnly: true }],
       readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1, failureThreshold: 1 },
@@ -154,6 +156,7 @@ describe('process-mode kubelet', () => {
       COMPOSED: 'hello-a',
       PORT: '8080',
       HOSTNAME: 'a',
+      PATH: '/opt/neoset-test/bin:/usr/bin:/bin',
     });
     expect(env.KUBECONFIG).toBeUndefined(); // the host's environment is not the container's
     expect((await get(ip, '/file?path=/etc/neoset-test/cfg/greeting')).text).toBe('hello');
@@ -313,6 +316,79 @@ describe('process-mode kubelet', () => {
     expect(Object.keys(targets).filter((name) => existsSync(marker(name)))).toEqual([]);
     expect(readFileSync(targets['mount-code'], 'utf8')).not.toContain('process.getuid');
     await Promise.all(Object.keys(targets).map((name) => core().deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 })));
+  });
+
+  it("runs no code of a pod's choosing for NeoSet's image: exec probes and hooks, the kubelet's tools by PATH, workingDir, HOME", async () => {
+    // A tenant's kit, as another pod's ConfigMap volume puts it on the host (/run/neoset/…/volumes/kit):
+    // programs named as the kubelet's tools, a functions/reconcile/server.ts, a $HOME/.node_modules.
+    const marker = (what: string) => join(HOST_DIR, `ran-${what}`);
+    const mark = (what: string) => `#!/bin/sh\necho "uid $(/usr/bin/id -u)" > ${marker(what)}\n`;
+    const tools = ['ip', 'unshare', 'sh', 'mount', 'mkdir', 'dirname', 'hostname', 'nsenter', 'env'];
+    const js = (what: string) => `require('node:fs').writeFileSync(${JSON.stringify(marker(what))}, 'uid ' + process.getuid());\n`;
+    await core().createNamespacedConfigMap({
+      namespace,
+      body: {
+        metadata: { name: 'kit' },
+        data: {
+          ...Object.fromEntries(tools.map((tool) => [tool, mark(`path-${tool}`)])),
+          'server.ts': `${js('workdir')}setInterval(() => {}, 60_000);\n`,
+          'bufferutil.js': `${js('home')}module.exports = { mask() {}, unmask() {} };\n`,
+        },
+      },
+    });
+    const carrier = echoPod('carrier', { volumeMounts: [{ name: 'kit', mountPath: '/etc/kit' }] });
+    carrier.spec!.volumes = [
+      {
+        name: 'kit',
+        configMap: {
+          name: 'kit',
+          items: [
+            ...tools.map((tool) => ({ key: tool, path: tool, mode: 0o755 })),
+            { key: 'server.ts', path: 'functions/reconcile/server.ts' },
+            { key: 'bufferutil.js', path: '.node_modules/bufferutil/index.js' },
+          ],
+        },
+      },
+    ];
+    await core().createNamespacedPod({ namespace, body: carrier });
+    const kit = join('/run/neoset', `neoset${index()}`, 'pods', (await running('carrier')).metadata!.uid!, 'volumes', 'kit');
+    expect(existsSync(join(kit, 'ip'))).toBe(true);
+
+    const sh = (what: string) => ['sh', '-c', mark(what).split('\n')[1]];
+    const neoset = (name: string, container: Partial<V1Container>): V1Pod => ({
+      metadata: { name, namespace },
+      spec: {
+        terminationGracePeriodSeconds: 0,
+        containers: [{ name: 'fn', image: 'ghcr.io/neoset/neoset:0.1.0', ...container, env: [{ name: 'NEOSET_FUNCTION', value: 'reconcile' }, ...(container.env ?? [])] }],
+      },
+    });
+    const cases: Record<string, { pod: V1Pod; refused?: string; markers: string[] }> = {
+      'probe-exec': { pod: neoset('probe-exec', { readinessProbe: { exec: { command: sh('probe-exec') }, periodSeconds: 1 } }), refused: 'an exec readinessProbe is not run', markers: ['probe-exec'] },
+      'liveness-exec': { pod: neoset('liveness-exec', { livenessProbe: { exec: { command: sh('liveness-exec') }, periodSeconds: 1 } }), refused: 'an exec livenessProbe is not run', markers: ['liveness-exec'] },
+      'hook-exec': { pod: neoset('hook-exec', { lifecycle: { postStart: { exec: { command: sh('hook-exec') } } } }), refused: 'an exec postStart hook is not run', markers: ['hook-exec'] },
+      // PATH is the program's: the pod runs, and none of the kubelet's tools is looked up in it.
+      'path-tools': { pod: neoset('path-tools', { env: [{ name: 'PATH', value: kit }] }), markers: tools.map((tool) => `path-${tool}`) },
+      workdir: { pod: neoset('workdir', { workingDir: kit }), refused: `workingDir ${kit} is not the image's`, markers: ['workdir'] },
+      home: { pod: neoset('home', { env: [{ name: 'HOME', value: kit }] }), refused: 'HOME is not honoured', markers: ['home'] },
+    };
+    for (const { pod } of Object.values(cases)) await core().createNamespacedPod({ namespace, body: pod });
+    const ran = (name: string) => cases[name].markers.filter((m) => existsSync(marker(m))).map((m) => `${m}: ${readFileSync(marker(m), 'utf8').trim()}`);
+    for (const [name, { refused }] of Object.entries(cases)) {
+      const state = await waitFor(async () => {
+        const s = (await readPod(name)).status?.containerStatuses?.[0]?.state;
+        return s?.waiting?.reason === 'CreateContainerConfigError' || s?.running || ran(name).length > 0 ? (s ?? {}) : undefined;
+      }, { what: `${name} refused, running, or its code run`, timeoutMs: 30_000 });
+      // A probe or hook runs a moment after the start: give it time to.
+      await new Promise((r) => setTimeout(r, 3000));
+      console.log(`[process-pods] ${name}: ${JSON.stringify(state)} ran: ${JSON.stringify(ran(name))}`);
+      // Soft: every case is tried and reported.
+      expect.soft(ran(name), `${name}: the pod's code ran on the host`).toEqual([]);
+      if (refused) {
+        expect.soft(state.waiting?.reason, `${name} not refused`).toBe('CreateContainerConfigError');
+        expect.soft(state.waiting?.message, name).toContain(refused);
+      } else expect.soft((await readPod(name)).status?.containerStatuses?.[0]?.state?.running, `${name} not running`).toBeDefined();
+    }
+    await Promise.all(['carrier', ...Object.keys(cases)].map((name) => core().deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 })));
   });
 
   it('removes the processes and the network namespace of a deleted pod', async () => {

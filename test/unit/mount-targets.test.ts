@@ -92,15 +92,15 @@ describe('process-mode mount targets', () => {
   it("refuses Node, its install, and where Node looks for modules outside node_modules ($HOME, NODE_PATH)", async () => {
     await expect(at('/root/.node_modules')).rejects.toThrow("is Node's global module folder ($HOME) /root/.node_modules");
     await expect(at('/root')).rejects.toThrow('contains');
-    // A pod's HOME or NODE_PATH inside its own mount: the mount is refused.
-    await expect(mounts([{ name: 'cfg', mountPath: '/etc/config' }], {}, { HOME: '/etc/config/home' })).rejects.toThrow("contains Node's global module folder ($HOME) /etc/config/home/.node_modules");
-    await expect(mounts([{ name: 'cfg', mountPath: '/etc/config' }], {}, { NODE_PATH: 'x:/etc/config/lib' })).rejects.toThrow('contains a NODE_PATH directory /etc/config/lib');
+    // A pod's HOME or NODE_PATH inside its own mount: the mount is refused (for an image that takes
+    // them from a pod: NeoSet's refuses both outright, process-host-safety.test.ts).
+    const tool = { image: 'neoset.local/tool:1' };
+    await expect(mounts([{ name: 'cfg', mountPath: '/etc/config' }], tool, { HOME: '/etc/config/home' })).rejects.toThrow("contains Node's global module folder ($HOME) /etc/config/home/.node_modules");
+    await expect(mounts([{ name: 'cfg', mountPath: '/etc/config' }], tool, { NODE_PATH: 'x:/etc/config/lib' })).rejects.toThrow('contains a NODE_PATH directory /etc/config/lib');
   });
 
-  it('refuses what the command line names, from the working directory: a pod workingDir cannot move the function into a mount', async () => {
-    await expect(mounts([{ name: 'cfg', mountPath: '/etc/config' }], { workingDir: '/etc/config' })).rejects.toThrow(
-      "mountPath /etc/config contains a file the image's command line names /etc/config/functions/reconcile/server.ts",
-    );
+  it("a pod workingDir cannot move the function into a mount: refused before any mount for NeoSet's image", async () => {
+    await expect(mounts([{ name: 'cfg', mountPath: '/etc/config' }], { workingDir: '/etc/config' })).rejects.toThrow(`workingDir /etc/config is not the image's (${CHECKOUT})`);
   });
 
   it("refuses the container's program, its directory and the symlinks to it", async () => {

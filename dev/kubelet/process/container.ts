@@ -4,15 +4,22 @@
 // (lifecycle-hooks.ts: postStart after each start, preStop before each kill), and its restarts per the
 // pod's restartPolicy with kubelet's back-off (the first restart at once, then initial, doubling,
 // capped). What it reports is a containerStatus as kubelet writes it.
+// The start is a chain of host programs run as root — ip netns exec, unshare, sh (the mounts), then
+// exec-program.mjs, which execs the program — each by its absolute path with the kubelet's tool
+// environment (host-tools.ts); the pod's environment goes to exec-program.mjs on fd 3 and reaches
+// the program only. A pod's PATH chooses none of the kubelet's programs.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import type { V1Container, V1ContainerState, V1ContainerStatus, V1Probe } from '@kubernetes/client-node';
 import { imageIDOf, newContainerID, normalizeImage } from '../image.ts';
 import { apiTime } from '../pod-status.ts';
 import { reportedResources } from '../resize.ts';
+import { hostTool, TOOL_ENV } from './host-tools.ts';
+import { node24 } from './image-table.ts';
 import { runHook, stopContainer, type Stopping } from './lifecycle-hooks.ts';
 import { probeOnce } from './probes.ts';
 import type { Mount } from './volumes.ts';
@@ -59,19 +66,35 @@ const PLEG_RELIST_MS = 1000;
 
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
-/** The shell run inside the container's namespaces before the program: mounts, hostname, cwd. */
-function setupScript(spec: ContainerSpec, etcDir: string): string {
-  const lines = ['set -e', 'hostname "$1"; shift'];
-  for (const file of ['hosts', 'resolv.conf']) lines.push(`mount --bind ${shellQuote(join(etcDir, file))} /etc/${file}`);
+/** The program that hands the pod's environment (fd 3) to its program and execs it. */
+export const EXEC_PROGRAM = fileURLToPath(new URL('./exec-program.mjs', import.meta.url));
+
+/**
+ * The shell run inside the container's namespaces before the program: hostname, mounts, cwd — every
+ * program by its absolute path — then exec-program.mjs with the program's argv ("$@").
+ */
+export function setupScript(spec: Pick<ContainerSpec, 'mounts' | 'workingDir'>, etcDir: string): string {
+  const [hostname, mount, mkdir, dirname] = ['hostname', 'mount', 'mkdir', 'dirname'].map((tool) => shellQuote(hostTool(tool)));
+  const lines = ['set -e', `${hostname} "$1"; shift`];
+  for (const file of ['hosts', 'resolv.conf']) lines.push(`${mount} --bind ${shellQuote(join(etcDir, file))} /etc/${file}`);
   for (const m of spec.mounts) {
     const [source, target] = [shellQuote(m.source), shellQuote(m.target)];
     // A mount point that does not exist is made (on the host's file system: left there, empty).
-    lines.push(`if [ -d ${source} ]; then mkdir -p ${target}; else mkdir -p "$(dirname ${target})"; [ -e ${target} ] || : > ${target}; fi`);
-    lines.push(`mount --bind ${source} ${target}`);
-    if (m.readOnly) lines.push(`mount -o remount,bind,ro ${target}`);
+    lines.push(`if [ -d ${source} ]; then ${mkdir} -p ${target}; else ${mkdir} -p "$(${dirname} ${target})"; [ -e ${target} ] || : > ${target}; fi`);
+    lines.push(`${mount} --bind ${source} ${target}`);
+    if (m.readOnly) lines.push(`${mount} -o remount,bind,ro ${target}`);
   }
-  lines.push(`cd ${shellQuote(spec.workingDir)}`, 'exec "$@"');
+  lines.push(`cd ${shellQuote(spec.workingDir)}`, `exec ${shellQuote(node24())} ${shellQuote(EXEC_PROGRAM)} "$@"`);
   return lines.join('\n');
+}
+
+/** The host command that starts the container: what is spawned, with TOOL_ENV and the pod's env on fd 3. */
+export function startCommand(spec: Pick<ContainerSpec, 'argv' | 'mounts' | 'workingDir'>, settings: Pick<ContainerSettings, 'netns' | 'etcDir' | 'hostname'>): { file: string; args: string[] } {
+  const shell = setupScript(spec, settings.etcDir);
+  return {
+    file: hostTool('ip'),
+    args: ['netns', 'exec', settings.netns, hostTool('unshare'), '--uts', '--', hostTool('sh'), '-c', shell, 'sh', settings.hostname, ...spec.argv],
+  };
 }
 
 export function runContainer(spec: ContainerSpec, settings: ContainerSettings): ContainerRun {
@@ -215,9 +238,14 @@ export function runContainer(spec: ContainerSpec, settings: ContainerSettings): 
     ready = false;
     mkdirSync(settings.logDir, { recursive: true });
     const fd = openSync(join(settings.logDir, `${restartCount}.log`), 'a');
-    const argv = ['netns', 'exec', settings.netns, 'unshare', '--uts', '--', '/bin/sh', '-c', setupScript(spec, settings.etcDir), 'sh', settings.hostname, ...spec.argv];
-    const proc = spawn('ip', argv, { env: spec.env, stdio: ['ignore', fd, fd], detached: true });
+    const { file, args } = startCommand(spec, settings);
+    const proc = spawn(file, args, { env: TOOL_ENV, stdio: ['ignore', fd, fd, 'pipe'], detached: true });
     closeSync(fd);
+    // The pod's environment, for exec-program.mjs alone. A chain that failed before reading it
+    // (EPIPE) exits non-zero, and that is what the container's status says.
+    const envPipe = proc.stdio[3] as NodeJS.WritableStream | null;
+    envPipe?.on('error', () => {});
+    envPipe?.end(JSON.stringify(spec.env));
     child = proc;
     killing = undefined;
     state = { running: { startedAt: apiTime(startedAtMs) } };

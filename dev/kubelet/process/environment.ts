@@ -4,7 +4,9 @@
 // from the pod (fieldRef, resourceFieldRef) and from ConfigMaps and Secrets read from the API server.
 // A missing non-optional ConfigMap or Secret (or key) is CreateContainerConfigError, as in kubelet.
 
+import { normalize } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { SYSTEM_PATH } from './host-tools.ts';
 import type { ImageEntry } from './image-table.ts';
 import { node24 } from './image-table.ts';
 
@@ -125,23 +127,82 @@ function resourceField(container: V1Container, resource: string): string {
 /** An image table entry as commandLine reads it (fixedCommand: false when absent). */
 type RunEntry = Omit<ImageEntry, 'fixedCommand'> & { fixedCommand?: boolean };
 
-/** Variables that make a program load other code than its own: refused for a fixedCommand image. */
-const LOADS_CODE = ['NODE_OPTIONS', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT'];
+/**
+ * glibc's own list of the variables it drops for a privileged program (sysdeps/generic/unsecvars.h,
+ * UNSECURE_ENVVARS, 2.36; LD_PROFILE_OUTPUT from later releases): each chooses code the loader or libc
+ * loads (LD_PRELOAD, LD_AUDIT, GCONV_PATH's iconv modules…), files they read (LOCPATH, TZDIR,
+ * HOSTALIASES…) or write (LD_DEBUG_OUTPUT, MALLOC_TRACE). A process-mode program runs as root without
+ * being privileged in glibc's sense (no setuid), so glibc honours them: the kubelet refuses them.
+ */
+const GLIBC_UNSECURE = [
+  'GCONV_PATH', 'GETCONF_DIR', 'GLIBC_TUNABLES', 'HOSTALIASES', 'LD_AUDIT', 'LD_DEBUG', 'LD_DEBUG_OUTPUT', 'LD_DYNAMIC_WEAK',
+  'LD_HWCAP_MASK', 'LD_LIBRARY_PATH', 'LD_ORIGIN_PATH', 'LD_PRELOAD', 'LD_PROFILE', 'LD_PROFILE_OUTPUT', 'LD_SHOW_AUXV',
+  'LD_USE_LOAD_BIAS', 'LOCALDOMAIN', 'LOCPATH', 'MALLOC_TRACE', 'NIS_PATH', 'NLSPATH', 'RESOLV_HOST_CONF', 'RES_OPTIONS',
+  'TMPDIR', 'TZDIR',
+];
 
 /**
- * Refuses, for an image that runs only its own program (image-table.ts fixedCommand), a pod's
- * `command` (and its `args` when fixedArgs), a variable in LOADS_CODE, and a $(VAR) of the entrypoint
- * whose value is more than a name (`functions/$(NEOSET_FUNCTION)/server.ts` must not become a path of
- * the pod's choosing).
+ * Variables a fixedCommand image's program is not given by a pod, and why: each makes the program (as
+ * root, on the host's file system) load code other than its own, look for it or for its credentials
+ * in a place of the pod's choosing, read a host file the pod names, or write where the pod says. A
+ * value equal to the image's (or the kubelet's default) is no change and is let through. Not in the
+ * list, and the pod's as in any container: PATH (the kubelet's own programs never use it:
+ * host-tools.ts), TZ, LANG and LC_*, NODE_ENV, proxies, GODEBUG.
  */
-function checkFixedCommand(container: V1Container, image: RunEntry, env: Record<string, string>): void {
+const NOT_HONOURED: Record<string, string> = {
+  ...Object.fromEntries(GLIBC_UNSECURE.map((name) => [name, 'glibc ignores it for privileged programs: it chooses code or files the loader and libc load, read or write'])),
+  NODE_OPTIONS: 'Node takes options from it (--import, --require: code to load)',
+  NODE_PATH: 'Node looks for modules in its directories',
+  NODE_PRESERVE_SYMLINKS: 'it changes where Node resolves modules from',
+  NODE_COMPILE_CACHE: 'Node loads compiled code from that directory, and writes there',
+  NODE_ICU_DATA: 'Node loads that data file',
+  NODE_EXTRA_CA_CERTS: 'Node reads that host file, and trusts what it holds',
+  NODE_REPL_EXTERNAL_MODULE: 'Node loads that module',
+  NODE_V8_COVERAGE: 'Node writes into that directory',
+  NODE_REDIRECT_WARNINGS: 'Node writes to that file',
+  OPENSSL_CONF: 'OpenSSL reads that file, which can load engines and providers (shared objects)',
+  OPENSSL_CONF_INCLUDE: 'OpenSSL reads configuration files from there',
+  OPENSSL_MODULES: 'OpenSSL loads providers from that directory',
+  OPENSSL_ENGINES: 'OpenSSL loads engines from that directory',
+  SSL_CERT_FILE: 'the program reads that host file, and trusts what it holds',
+  SSL_CERT_DIR: 'the program reads that host directory, and trusts what it holds',
+  ZONEINFO: "Go's time package reads that host file",
+  GOCOVERDIR: 'a Go program built for coverage writes into that directory',
+  KUBECONFIG: "the Kubernetes clients (client-node, client-go) read it, and run the command a user's exec credential plugin names",
+  HOME: 'Node loads modules from $HOME/.node_modules and $HOME/.node_libraries; the Kubernetes clients read $HOME/.kube/config',
+};
+
+/** The environment every container starts from, under the image's and the pod's (commandLine). */
+const KUBELET_ENV = { PATH: SYSTEM_PATH, HOME: '/root' };
+
+const PROBES = ['readinessProbe', 'livenessProbe', 'startupProbe'] as const;
+const HOOKS = ['postStart', 'preStop'] as const;
+
+/**
+ * Refuses, for an image that runs only its own program (image-table.ts fixedCommand), what would make
+ * it run another or load other code: a pod's `command` (and its `args` when fixedArgs); an exec
+ * probe or exec lifecycle hook (a command run as root in the container's namespaces); a workingDir
+ * other than the image's (NeoSet's entrypoint names `functions/<name>/server.ts` relative to it); a
+ * variable of NOT_HONOURED set by the pod (`given`: its env, envFrom and Service variables) to other
+ * than the image's value; a $(VAR) of the entrypoint whose value is more than a name
+ * (`functions/$(NEOSET_FUNCTION)/server.ts` must not become a path of the pod's choosing).
+ */
+function checkFixedCommand(container: V1Container, image: RunEntry, env: Record<string, string>, given: Record<string, string>): void {
   const refuse = (what: string) => {
     throw new ContainerConfigError(`${container.image}: ${what}: this image runs its own program only (process-mode pods run as root on this host)`);
   };
   if (container.command?.length) refuse('a command is not run');
   if (image.fixedArgs && container.args?.length) refuse('args are not passed');
-  const loads = LOADS_CODE.find((name) => (container.env ?? []).some((e) => e.name === name) || Object.hasOwn(env, name) && !Object.hasOwn(image.env, name));
-  if (loads) refuse(`${loads} is not honoured`);
+  for (const probe of PROBES) if (container[probe]?.exec) refuse(`an exec ${probe} is not run`);
+  for (const hook of HOOKS) if (container.lifecycle?.[hook]?.exec) refuse(`an exec ${hook} hook is not run`);
+  const imageDir = image.workingDir ?? '/';
+  if (container.workingDir && normalize(container.workingDir).replace(/(.)\/$/, '$1') !== imageDir) {
+    refuse(`workingDir ${container.workingDir.slice(0, 256)} is not the image's (${imageDir})`);
+  }
+  const defaults: Record<string, string> = { ...KUBELET_ENV, ...image.env };
+  for (const name of Object.keys(NOT_HONOURED)) {
+    if (Object.hasOwn(given, name) && given[name] !== defaults[name]) refuse(`${name} is not honoured (${NOT_HONOURED[name]})`);
+  }
   for (const part of [...image.entrypoint, ...image.cmd]) {
     for (const [, name] of part.matchAll(/\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g)) {
       if (Object.hasOwn(env, name) && !/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(env[name])) refuse(`${name}=${JSON.stringify(env[name].slice(0, 64))} is not a name`);
@@ -156,14 +217,8 @@ function checkFixedCommand(container: V1Container, image: RunEntry, env: Record<
  * An image that runs only its own program refuses what would change it (checkFixedCommand).
  */
 export function commandLine(container: V1Container, image: RunEntry, specEnv: Record<string, string>, hostname: string) {
-  const env: Record<string, string> = {
-    PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-    HOME: '/root',
-    HOSTNAME: hostname,
-    ...image.env,
-    ...specEnv,
-  };
-  if (image.fixedCommand) checkFixedCommand(container, image, env);
+  const env: Record<string, string> = { ...KUBELET_ENV, HOSTNAME: hostname, ...image.env, ...specEnv };
+  if (image.fixedCommand) checkFixedCommand(container, image, env, specEnv);
   const expandAll = (list: string[]) => list.map((s) => expand(s, env));
   const argv = container.command?.length
     ? [...expandAll(container.command), ...expandAll(container.args ?? [])]

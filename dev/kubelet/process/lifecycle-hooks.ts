@@ -10,11 +10,15 @@
 // grace period, the container's exit), an HTTP answer's body is read up to 10 KiB (kubelet's
 // maxRespBodyLength) and dropped, redirects are followed to the same host only (kubelet's lifecycle
 // client: httpprobe.RedirectChecker(false)), an exec hook's output is kept up to 4 KiB for the log.
+// An exec hook is the pod's own program, run with its environment: nsenter (by its absolute path,
+// host-tools.ts) looks the command up in the pod's PATH. It runs only for images that run a pod's
+// command anyway: a fixedCommand image's pod with one is refused (environment.ts).
 
 import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { IntOrString, V1Container, V1HTTPGetAction, V1LifecycleHandler } from '@kubernetes/client-node';
+import { hostTool } from './host-tools.ts';
 import { node24 } from './image-table.ts';
 import { requestPath } from './probes.ts';
 
@@ -157,7 +161,7 @@ function execHook(command: string[], target: HookTarget, signal: AbortSignal): P
   const shown = JSON.stringify(command).slice(0, 200);
   return new Promise((resolve) => {
     // Its own process group: an abort kills what it started too.
-    const child = spawn('nsenter', ['-t', String(target.pid), '-n', '-m', '-u', '--', program === 'node' ? node24() : program, ...args], {
+    const child = spawn(hostTool('nsenter'), ['-t', String(target.pid), '-n', '-m', '-u', '--', program === 'node' ? node24() : program, ...args], {
       env: target.env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],

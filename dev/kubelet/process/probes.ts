@@ -1,11 +1,15 @@
 // One probe attempt against a running container, as kubelet's prober makes it: httpGet (success is a
 // status in [200, 400), redirects not followed), tcpSocket (a connection opens), exec (the command,
 // run inside the container's namespaces, exits 0); each bounded by timeoutSeconds (default 1).
+// An exec probe is the pod's own program, run with its environment as kubelet runs it: nsenter (by
+// its absolute path, host-tools.ts) looks the command up in the pod's PATH. It runs only for images
+// that run a pod's command anyway: a fixedCommand image's pod with one is refused (environment.ts).
 
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import type { V1Container, V1Probe } from '@kubernetes/client-node';
+import { hostTool } from './host-tools.ts';
 import { node24 } from './image-table.ts';
 import { execute } from './network.ts';
 
@@ -75,7 +79,7 @@ export async function probeOnce(probe: V1Probe, target: ProbeTarget): Promise<{ 
   }
   if (probe.exec?.command?.length) {
     const [program, ...args] = probe.exec.command;
-    const r = await execute('nsenter', ['-t', String(target.pid), '-n', '-m', '-u', '--', program === 'node' ? node24() : program, ...args], {
+    const r = await execute(hostTool('nsenter'), ['-t', String(target.pid), '-n', '-m', '-u', '--', program === 'node' ? node24() : program, ...args], {
       env: target.env,
       timeoutMs,
     });
