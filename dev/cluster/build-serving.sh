@@ -6,9 +6,8 @@
 # (CRDs, roles, config maps, deployments, webhooks; as the release has them, ko:// references
 # included: the queue-proxy's image is config-deployment's queue-sidecar-image).
 #
-# Not wired into npm test's prepare step or npm run dev yet (issue 35, step 1): nothing
-# runs Serving yet, and CI's time from nothing must stay under 60 minutes; the session that runs
-# Serving wires this script in with what uses it. docs/design/serving.md is the plan.
+# Run by npm test's services builds (test/cluster/prepare.ts --only services, beside the first lane:
+# test/run.ts --prepare-services) and by npm run dev (its default Serving layout) when missing.
 #
 # All components are built by one `go build -o DIR pkg...` from a scratch module that requires the
 # release, as build-knative.sh builds Eventing's: one invocation shares the compile of Knative's

@@ -6,9 +6,8 @@
 # Idempotent: a build already there is left alone. Prints the directory holding `traefik` on its last
 # line.
 #
-# Not wired into npm test's prepare step or npm run dev yet (issue 35, step 1): nothing
-# runs Traefik yet, and CI's time from nothing must stay under 60 minutes; the session that runs
-# Serving wires this script in with what uses it.
+# Run by npm test's services builds (test/cluster/prepare.ts --only services, beside the first lane:
+# test/run.ts --prepare-services) and by npm run dev (its default Serving layout) when missing.
 #
 # The scratch module carries what Traefik's own go.mod says beyond its requirements, since a
 # dependency's replace and exclude directives are not applied to the module that requires it: they
