@@ -9,6 +9,21 @@ const neosets = [
   { metadata: { name: 'fresh', namespace: 'default' }, spec: {} },
 ];
 
+/** What kube-apiserver answers a Table LIST with (the CRD's printer columns, each row's metadata). */
+function table(items: typeof neosets) {
+  const columns = ['Name', 'Replicas', 'Ready', 'Updated', 'Phase', 'Current', 'Target', 'Age', 'Step'];
+  type Item = { metadata: { name: string; namespace: string }; spec: { replicas?: number }; status?: { readyReplicas?: number; updatedReplicas?: number; phase?: string; canary?: { stepIndex?: number } } };
+  return {
+    kind: 'Table',
+    columnDefinitions: columns.map((name) => ({ name })),
+    rows: (items as Item[]).map((n) => ({
+      // The API server defaults spec.replicas (1) before it is stored.
+      cells: [n.metadata.name, n.spec.replicas ?? 1, n.status?.readyReplicas ?? null, n.status?.updatedReplicas ?? null, n.status?.phase ?? null, null, null, '1m', n.status?.canary?.stepIndex ?? null],
+      object: { kind: 'PartialObjectMetadata', metadata: n.metadata },
+    })),
+  };
+}
+
 function stubClient(answer: () => Promise<unknown>) {
   const calls: string[] = [];
   const client: KubeClient = {
@@ -22,7 +37,7 @@ function stubClient(answer: () => Promise<unknown>) {
 
 describe('state gauges', () => {
   it('reports each NeoSet from one LIST per scrape', async () => {
-    const { client, calls } = stubClient(async () => ({ items: neosets }));
+    const { client, calls } = stubClient(async () => (table(neosets)));
     let now = 0;
     const registry = createStateGauges(client, { clock: () => now });
     const text = await registry.metrics();
@@ -46,7 +61,7 @@ describe('state gauges', () => {
 
   it('serves every scrape within a few seconds of a LIST from it: a flood of scrapes costs one LIST', async () => {
     let answer!: () => void;
-    const { client, calls } = stubClient(() => new Promise((resolve) => (answer = () => resolve({ items: neosets }))));
+    const { client, calls } = stubClient(() => new Promise((resolve) => (answer = () => resolve(table(neosets)))));
     const app = new Hono();
     mountStateGauges(app, client, new Registry());
     const flood = Array.from({ length: 50 }, () => Promise.resolve(app.request('/metrics')).then((res) => res.text()));
@@ -59,7 +74,7 @@ describe('state gauges', () => {
 
   it('keeps at most one LIST in flight: a scrape that gave up on a slow one leaves it to the next scrapes', async () => {
     let answer!: () => void;
-    const { client, calls } = stubClient(() => new Promise((resolve) => (answer = () => resolve({ items: neosets }))));
+    const { client, calls } = stubClient(() => new Promise((resolve) => (answer = () => resolve(table(neosets)))));
     let now = 0;
     const registry = createStateGauges(client, { timeoutMs: 20, clock: () => now });
     expect(await registry.metrics()).toContain('neoset_state_up 0');
@@ -74,7 +89,7 @@ describe('state gauges', () => {
 
   it('drops a deleted NeoSet on the next scrape', async () => {
     let items = neosets;
-    const { client } = stubClient(async () => ({ items }));
+    const { client } = stubClient(async () => table(items));
     let now = 0;
     const registry = createStateGauges(client, { clock: () => now });
     expect(await registry.metrics()).toContain('neoset="mysql"');
@@ -99,7 +114,7 @@ describe('state gauges', () => {
   });
 
   it('serves them on /metrics after the instance metrics', async () => {
-    const { client } = stubClient(async () => ({ items: neosets }));
+    const { client } = stubClient(async () => (table(neosets)));
     const instance = new Registry();
     const app = new Hono();
     mountStateGauges(app, client, instance);

@@ -160,8 +160,13 @@ describe('the CRD since v0.2 (test/fixtures/compat/v0.2/crd.yaml, 028831f:knativ
     const { versions: oldVersions, ...oldRest } = old.spec;
     const { versions: nextVersions, ...nextRest } = next.spec;
     expect(nextRest).toEqual(oldRest);
-    const outside = (v: { schema: unknown }) => ({ ...v, schema: undefined });
+    const outside = (v: { schema: unknown }) => ({ ...v, schema: undefined, additionalPrinterColumns: undefined });
     expect(nextVersions.map(outside)).toEqual(oldVersions.map(outside));
+    // Columns only added, after v0.2's (Step, 0.4: kubectl get -o wide, and the state gauges' Table).
+    type Versions = { additionalPrinterColumns: unknown[] }[];
+    for (const [i, v] of (oldVersions as Versions).entries()) {
+      expect((nextVersions as Versions)[i].additionalPrinterColumns.slice(0, v.additionalPrinterColumns.length)).toEqual(v.additionalPrinterColumns);
+    }
   });
 
   it('only adds to the schema: every object v0.2 stored stays valid, and v0.2 (zod strips unknown keys) ignores what is new', () => {

@@ -9,7 +9,12 @@ import { inPlaceUpdateDuration } from '../../shared/metrics/registry.ts';
 
 const TENANT = 'tenant-b';
 const client: KubeClient = {
-  request: async <T>() => ({ items: [{ metadata: { name: 'payroll', namespace: TENANT }, spec: { replicas: 3 }, status: { readyReplicas: 3, updatedReplicas: 3, phase: 'Completed' } }] }) as T,
+  // The state gauges' Table LIST (state-gauges.ts): printer columns and each row's metadata.
+  request: async <T>() =>
+    ({
+      columnDefinitions: ['Name', 'Replicas', 'Ready', 'Updated', 'Phase'].map((name) => ({ name })),
+      rows: [{ cells: ['payroll', 3, 3, 3, 'Completed'], object: { metadata: { name: 'payroll', namespace: TENANT } } }],
+    }) as T,
 };
 
 describe("reconcile's metrics", () => {
