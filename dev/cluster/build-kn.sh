@@ -4,8 +4,8 @@
 # beside the other binaries. Idempotent: a build already there is left alone. Prints the directory
 # holding `kn` on its last line.
 #
-# Run by npm test's services builds (test/cluster/prepare.ts --only services, beside the first lane:
-# test/run.ts --prepare-services) and by npm run dev (its default Serving layout) when missing.
+# Run by npm test's services builds (prepare.ts --only services, beside the first lane: the runner's
+# --prepare-services) and by npm run dev (its default Serving layout) when missing.
 #
 # Which release. knative.dev/client v0.50.0 (Serving v0.50.0's) is served, but its cmd/kn cannot be
 # built from the proxy: since v0.43.0 kn's code lives in a nested module, knative.dev/client/pkg,

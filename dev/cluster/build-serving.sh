@@ -6,8 +6,8 @@
 # (CRDs, roles, config maps, deployments, webhooks; as the release has them, ko:// references
 # included: the queue-proxy's image is config-deployment's queue-sidecar-image).
 #
-# Run by npm test's services builds (test/cluster/prepare.ts --only services, beside the first lane:
-# test/run.ts --prepare-services) and by npm run dev (its default Serving layout) when missing.
+# Run by npm test's services builds (prepare.ts --only services, beside the first lane: the runner's
+# --prepare-services) and by npm run dev (its default Serving layout) when missing.
 #
 # All components are built by one `go build -o DIR pkg...` from a scratch module that requires the
 # release, as build-knative.sh builds Eventing's: one invocation shares the compile of Knative's

@@ -6,8 +6,8 @@
 # Idempotent: a build already there is left alone. Prints the directory holding `traefik` on its last
 # line.
 #
-# Run by npm test's services builds (test/cluster/prepare.ts --only services, beside the first lane:
-# test/run.ts --prepare-services) and by npm run dev (its default Serving layout) when missing.
+# Run by npm test's services builds (prepare.ts --only services, beside the first lane: the runner's
+# --prepare-services) and by npm run dev (its default Serving layout) when missing.
 #
 # The scratch module carries what Traefik's own go.mod says beyond its requirements, since a
 # dependency's replace and exclude directives are not applied to the module that requires it: they
