@@ -6,7 +6,7 @@
 // Trigger whose filter lets one event type through to a receiver pod, and an ApiServerSource whose
 // adapter delivers a namespace's ConfigMap events through the Broker. Nothing is left behind.
 
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ import { startServices, type Services } from '../../dev/cluster/services.ts';
 import { startKubelet, type Kubelet } from '../../dev/kubelet/kubelet.ts';
 import { waitFor } from '../../dev/kubelet/wait-for.ts';
 import { containerLogTails } from '../cluster/knative-stack.ts';
+import { hostCommandLines } from '../cluster/host-processes.ts';
 
 const namespace = 'kn-test';
 const NODE = 'kn-node';
@@ -279,16 +280,7 @@ describe('after the stack stops', () => {
     kubelet = undefined;
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
     // No Knative component (nor the receiver) outlives its pod.
-    const left = readdirSync('/proc')
-      .filter((d) => /^\d+$/.test(d))
-      .map((pid) => {
-        try {
-          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-        } catch {
-          return '';
-        }
-      })
-      .filter((cmd) => cmd.includes(knativeDir) || cmd.includes('event-receiver.ts'));
+    const left = hostCommandLines((cmd) => cmd.includes(knativeDir) || cmd.includes('event-receiver.ts'));
     expect(left).toEqual([]);
     expect(await kubeProxyTables()).toEqual([]);
     const netns = existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => n.startsWith(`neoset-${NODE}`)) : [];

@@ -25,6 +25,7 @@ import { startKubelet, type Kubelet } from '../../dev/kubelet/kubelet.ts';
 import { waitFor } from '../../dev/kubelet/wait-for.ts';
 import { descendants } from '../../bench/lib/cpu.ts';
 import { containerLogTails } from '../cluster/knative-stack.ts';
+import { hostCommandLines } from '../cluster/host-processes.ts';
 
 const NODE = 'kn-serving-node';
 const { watched: [namespace] } = traefikLayout(); // Traefik routes the KIngresses of neoset-system only
@@ -282,16 +283,7 @@ describe('after the stack stops', () => {
     services = undefined;
     kubelet = undefined;
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
-    const left = readdirSync('/proc')
-      .filter((d) => /^\d+$/.test(d))
-      .map((pid) => {
-        try {
-          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-        } catch {
-          return '';
-        }
-      })
-      .filter((cmd) => cmd.includes(servingDir) || cmd.includes(traefikBinary) || cmd.includes('event-receiver.ts'));
+    const left = hostCommandLines((cmd) => cmd.includes(servingDir) || cmd.includes(traefikBinary) || cmd.includes('event-receiver.ts'));
     expect(left).toEqual([]);
     expect(await kubeProxyTables()).toEqual([]);
     const netns = existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => !netnsBefore.has(n)) : [];
