@@ -16,6 +16,8 @@ import { neosetKeyPages } from '../../shared/k8s/neoset-keys.ts';
 import { offsetReporter } from '../../shared/k8s/server-clock.ts';
 import { neosetsOf, reconcileOne, type NeoSetKey, type Outcome } from '../../shared/k8s/reconcile.ts';
 import { createSweeper } from '../../shared/k8s/sweep.ts';
+import { createFastTick, type FastTick } from '../../shared/k8s/fast-tick.ts';
+import { fastTickFromEnv } from '../../shared/events/target.ts';
 import { eventWait } from '../../shared/metrics/registry.ts';
 import { metricsPortApp } from '../../shared/metrics/metrics-port.ts';
 
@@ -59,7 +61,16 @@ export interface ReconcileDeps {
   notify?: NotificationSink;
   /** The Prometheus addresses a canary analysis may query (NEOSET_ANALYSIS_ADDRESSES, SPEC §2.3); default none. */
   analysisAddresses?: AnalysisAddresses;
+  /** The fast tick (SPEC §2.4, shared/k8s/fast-tick.ts); default the one $NEOSET_FAST_TICK names, null: none. */
+  fastTick?: FastTick | null;
 }
+
+/**
+ * Whether a run's NeoSet keeps the fast tick: something in flight, or a run that did not finish
+ * deciding (a lost race re-checks, a transient failure is redelivered: both may need a minute's tick
+ * if the instance is scaled away first). A NeoSet gone, invalid or too large waits on a person.
+ */
+export const keepsFastTick = (outcome: Outcome): boolean => outcome.inFlight === true || outcome.result === 'conflict' || outcome.result === 'error';
 
 export function createApp(deps: ReconcileDeps): Hono {
   const now = deps.now ?? (() => new Date());
@@ -68,6 +79,10 @@ export function createApp(deps: ReconcileDeps): Hono {
   const onClockOffset = offsetReporter((offsetSeconds) => log.warn({ offsetSeconds }, "this instance's clock differs from the API server's: deciding on the API server's"));
   const sink = deps.sink ?? sinkFromEnv((err, e) => log.warn({ pod: `${e.namespace}/${e.pod.metadata?.name}`, state: e.state, error: err.message }, 'lifecycle event not delivered to K_SINK'));
   const notify = deps.notify ?? notificationSinkFromEnv((err, n) => log.warn({ id: n.id, type: n.type, error: err.message }, 'notification not delivered to K_SINK'));
+  const fastTick = deps.fastTick !== undefined ? deps.fastTick : (() => {
+    const ticks = fastTickFromEnv();
+    return ticks && createFastTick({ client: deps.client, ...ticks, logger: log });
+  })();
   // One table per app instance (STYLE §6): at most one reconcile per NeoSet at a time, and the events
   // that arrive meanwhile share one follow-up, which does what any of them asked (reconcile-dispatch.ts).
   // A run ends, and the NeoSet's next may start, once its writes have landed; its Events may still be
@@ -85,6 +100,8 @@ export function createApp(deps: ReconcileDeps): Hono {
           // Once per run, not per event: the events a run covers share its re-check too.
           const delayMs = recheckDelayMs(outcome);
           if (delayMs !== null) recheck(key, delayMs);
+          // Before the run's events are answered: acknowledged, its wait is in the cluster (SPEC §2.4).
+          if (fastTick && keepsFastTick(outcome)) await fastTick.need();
           return { outcome, tail: trackUnfinished(Promise.all(tails)) };
         })(),
       ),
@@ -126,7 +143,13 @@ export function createApp(deps: ReconcileDeps): Hono {
       // A failure to list the NeoSets throws: 503, the Broker redelivers. A tick's failed NeoSets are
       // answered 200 by the event app: they wait for the next tick. A tick's wait is its sweep's
       // (neoset_sweep_duration_seconds), not an event's behind one run (neoset_event_wait_seconds).
-      if (event.target.kind === 'all') return (await sweeper.tick(event.id)).map(({ value }) => answered(value, false));
+      if (event.target.kind === 'all') {
+        // The fast tick as it was before any run of this tick's sweep started (fast-tick.ts: retire).
+        const before = fastTick && (await fastTick.read());
+        const swept = await sweeper.tick(event.id);
+        if (fastTick && !swept.some(({ value }) => keepsFastTick(value.value.outcome))) await fastTick.retire(before ?? null);
+        return swept.map(({ value }) => answered(value, false));
+      }
       const keys = await neosetsOf(deps.client, event.target);
       // An event whose object shows nothing for reconcile to do (its next change is someone else's, and
       // comes as its own event) costs no run.

@@ -3,6 +3,8 @@
 //   included; unset: none — the event port's /metrics names no NeoSet), TLS_CERT_FILE + TLS_KEY_FILE
 //   (optional https), LOG_LEVEL,
 //   NEOSET_ANALYSIS_ADDRESSES (the Prometheus addresses canary analyses may query; README "Automated canary"),
+//   NEOSET_RESYNC_SOURCE (the resync PingSource, as its ticks name it), NEOSET_FAST_TICK (the fast tick's name beside it;
+//   unset: none — README "Cold start"),
 //   NEOSET_OIDC (off | required), NEOSET_OIDC_AUDIENCE, NEOSET_OIDC_SUBJECTS (Knative OIDC tokens; README "Who may call NeoSet").
 import { analysisAddressesFromEnv } from '../../shared/core/canary/addresses.ts';
 import { guardEvents } from '../../shared/http/event-app.ts';

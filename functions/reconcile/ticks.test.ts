@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { DEFAULT_RESYNC_SOURCE } from '../../shared/events/target.ts';
-import { createApp, type EventCoverage } from './app.ts';
+import type { FastTick, FastTickReading } from '../../shared/k8s/fast-tick.ts';
+import type { Outcome } from '../../shared/k8s/reconcile.ts';
+import { createApp, keepsFastTick, type EventCoverage } from './app.ts';
 
 const NEOSETS = ['a', 'b', 'c', 'd', 'e'];
 const tick = (id: string) => ({ method: 'POST', headers: { 'ce-specversion': '1.0', 'ce-id': id, 'ce-source': DEFAULT_RESYNC_SOURCE, 'ce-type': 'dev.knative.sources.ping', 'content-type': 'application/json' }, body: '{}' });
@@ -62,5 +64,33 @@ describe('resync ticks to one instance', () => {
     // Every NeoSet read again once others let go: gone (the fake's 404), none left failed with ReadsBusy.
     expect(swept.map((o) => `${o.neoset} ${o.result}`).sort()).toEqual(NEOSETS.map((n) => `default/${n} gone`));
   });
-});
 
+  it('a tick reads the fast tick before its sweep and, with every NeoSet at rest, hands that reading to retire (SPEC §2.4)', async () => {
+    const steps: string[] = [];
+    const client: KubeClient = {
+      request: async <T,>(verb: string, path: string): Promise<T> => {
+        if (path === '/apis/neo.io/v1alpha1/neosets') {
+          steps.push('list');
+          return { items: NEOSETS.map((name) => ({ metadata: { namespace: 'default', name } })) } as T;
+        }
+        const { ApiError } = await import('../../shared/k8s/client.ts');
+        throw new ApiError(verb, path, 404, 'NotFound', 'gone'); // every NeoSet gone: at rest
+      },
+    };
+    const reading: FastTickReading = { present: true, resourceVersion: '7', neededAtMs: 0, serverNowMs: 1 };
+    const fastTick: FastTick = {
+      need: async () => void steps.push('need'),
+      read: async () => (steps.push('read'), reading),
+      retire: async (before) => (steps.push(`retire ${before === reading}`), 'deleted'),
+    };
+    const app = createApp({ client, logger: pino({ level: 'silent' }), recheck: () => {}, fastTick });
+    expect((await app.request('/', tick('rest'))).status).toBe(200);
+    expect(steps).toEqual(['read', 'list', 'retire true']);
+  });
+
+  it('a run keeps the fast tick when its NeoSet is in flight or it did not finish deciding', () => {
+    const outcome = (o: Partial<Outcome>): Outcome => ({ neoset: 'd/a', result: 'ok', actions: [], statusWritten: false, requeueAfter: null, ...o });
+    expect([outcome({ inFlight: true }), outcome({ result: 'conflict' }), outcome({ result: 'error' })].map(keepsFastTick)).toEqual([true, true, true]);
+    expect([outcome({ inFlight: false }), outcome({ result: 'gone' }), outcome({ result: 'invalid' }), outcome({ result: 'too-large' })].map(keepsFastTick)).toEqual([false, false, false, false]);
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BadEventError, DEFAULT_RESYNC_SOURCE, parseEvent, plainBinaryEvent, resyncSourceFromEnv, sdkEvent } from './target.ts';
+import { BadEventError, DEFAULT_RESYNC_SOURCE, fastTickFromEnv, parseEvent, plainBinaryEvent, resyncSourceFromEnv, sdkEvent, tickSourcesFromEnv } from './target.ts';
 
 const pod = (labels?: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mysql-4', namespace: 'default', labels } });
 const binary = (type: string, data: unknown, extra: Record<string, string> = {}) => ({
@@ -56,7 +56,7 @@ describe('parseEvent', () => {
 
   it('ignores a tick from any other source (SPEC §2.3), saying whose, at most 120 characters of it', () => {
     const other = parseEvent(structured, tick('/apis/v1/namespaces/tenant/pingsources/neoset-resync')).target;
-    expect(other).toEqual({ kind: 'ignore', reason: 'resync tick from "/apis/v1/namespaces/tenant/pingsources/neoset-resync", not the configured PingSource /apis/v1/namespaces/neoset-system/pingsources/neoset-resync (NEOSET_RESYNC_SOURCE)' });
+    expect(other).toEqual({ kind: 'ignore', reason: 'resync tick from "/apis/v1/namespaces/tenant/pingsources/neoset-resync", not the configured PingSource /apis/v1/namespaces/neoset-system/pingsources/neoset-resync (NEOSET_RESYNC_SOURCE, NEOSET_FAST_TICK)' });
     const long = parseEvent(structured, tick(`/${'x'.repeat(5000)}`)).target;
     expect(long.kind === 'ignore' && long.reason.length).toBeLessThan(300);
   });
@@ -67,6 +67,24 @@ describe('parseEvent', () => {
     expect(resyncSourceFromEnv({ NEOSET_RESYNC_SOURCE: '' })).toBe(DEFAULT_RESYNC_SOURCE);
     expect(parseEvent(structured, tick(mine), { resyncSource: mine }).target).toEqual({ kind: 'all' });
     expect(parseEvent(structured, tick(DEFAULT_RESYNC_SOURCE), { resyncSource: mine }).target.kind).toBe('ignore');
+  });
+
+  it('takes the fast tick NEOSET_FAST_TICK names, beside the resync PingSource, in its namespace (SPEC §2.4)', () => {
+    expect(fastTickFromEnv({})).toBeNull();
+    expect(fastTickFromEnv({ NEOSET_FAST_TICK: 'neoset-rollout-tick' })).toEqual({ fast: { namespace: 'neoset-system', name: 'neoset-rollout-tick' }, resync: { namespace: 'neoset-system', name: 'neoset-resync' } });
+    const env = { NEOSET_FAST_TICK: 'fast', NEOSET_RESYNC_SOURCE: '/apis/v1/namespaces/ops/pingsources/resync' };
+    expect(tickSourcesFromEnv(env)).toEqual(['/apis/v1/namespaces/ops/pingsources/resync', '/apis/v1/namespaces/ops/pingsources/fast']);
+    const sources = tickSourcesFromEnv(env);
+    expect(parseEvent(structured, tick('/apis/v1/namespaces/ops/pingsources/fast'), { resyncSource: sources }).target).toEqual({ kind: 'all' });
+    expect(parseEvent(structured, tick('/apis/v1/namespaces/neoset-system/pingsources/fast'), { resyncSource: sources }).target.kind).toBe('ignore');
+  });
+
+  it.each([
+    [{ NEOSET_FAST_TICK: 'Not_A_Name' }, /is no PingSource name/],
+    [{ NEOSET_FAST_TICK: 'neoset-resync' }, /names the resync PingSource itself/],
+    [{ NEOSET_FAST_TICK: 'fast', NEOSET_RESYNC_SOURCE: 'https://example.com/x' }, /names no PingSource/],
+  ])('refuses a fast tick that cannot be one: %j', (env, error) => {
+    expect(() => fastTickFromEnv(env)).toThrow(error);
   });
 
   it.each([

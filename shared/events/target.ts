@@ -34,6 +34,48 @@ export const RESYNC_SOURCE_VARIABLE = 'NEOSET_RESYNC_SOURCE';
 /** The `source` a resync tick must carry (SPEC §2.3): $NEOSET_RESYNC_SOURCE, else the default PingSource's. */
 export const resyncSourceFromEnv = (env: NodeJS.ProcessEnv = process.env): string => env[RESYNC_SOURCE_VARIABLE]?.trim() || DEFAULT_RESYNC_SOURCE;
 
+/**
+ * The environment variable that names the fast tick (SPEC §2.4, shared/k8s/fast-tick.ts): a PingSource
+ * in the resync PingSource's namespace that the reconcile function creates while anything is in flight
+ * and deletes at rest. Unset: no fast tick (the resync PingSource ticks every minute itself).
+ */
+export const FAST_TICK_VARIABLE = 'NEOSET_FAST_TICK';
+
+/** A PingSource, as it names itself in its ticks' `source`. */
+export interface PingSourceRef {
+  namespace: string;
+  name: string;
+}
+
+const PING_SOURCE = /^\/apis\/v1\/namespaces\/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)\/pingsources\/([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)$/;
+
+/** The PingSource a tick's `source` names, or null when it names none. */
+export function pingSourceOf(source: string): PingSourceRef | null {
+  const m = PING_SOURCE.exec(source);
+  return m ? { namespace: m[1], name: m[3] } : null;
+}
+
+export const pingSourcePath = (ref: PingSourceRef): string => `/apis/v1/namespaces/${ref.namespace}/pingsources/${ref.name}`;
+
+/** The fast tick $NEOSET_FAST_TICK names, beside the resync PingSource; null when unset. Throws when either cannot be a PingSource's. */
+export function fastTickFromEnv(env: NodeJS.ProcessEnv = process.env): { fast: PingSourceRef; resync: PingSourceRef } | null {
+  const name = env[FAST_TICK_VARIABLE]?.trim();
+  if (!name) return null;
+  const resyncSource = resyncSourceFromEnv(env);
+  const resync = pingSourceOf(resyncSource);
+  if (!resync) throw new Error(`${FAST_TICK_VARIABLE} is set, but ${RESYNC_SOURCE_VARIABLE} (${JSON.stringify(resyncSource)}) names no PingSource (/apis/v1/namespaces/<namespace>/pingsources/<name>)`);
+  const fast = pingSourceOf(pingSourcePath({ namespace: resync.namespace, name }));
+  if (!fast) throw new Error(`${FAST_TICK_VARIABLE}=${JSON.stringify(name)} is no PingSource name (a DNS subdomain)`);
+  if (fast.name === resync.name) throw new Error(`${FAST_TICK_VARIABLE} names the resync PingSource itself (${name}): the fast tick is another one, created and deleted by reconcile`);
+  return { fast, resync };
+}
+
+/** The sources whose ticks are taken: the resync PingSource's and, when configured, the fast tick's. */
+export function tickSourcesFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  const ticks = fastTickFromEnv(env);
+  return ticks ? [pingSourcePath(ticks.resync), pingSourcePath(ticks.fast)] : [resyncSourceFromEnv(env)];
+}
+
 /** How much of a foreign source a skip reason repeats (it is logged; the sender chose it). */
 const SHOWN_SOURCE_CHARS = 120;
 
@@ -60,8 +102,8 @@ export interface ParsedEvent {
 }
 
 export interface ParseOptions {
-  /** The `source` of the only resync ticks taken (default resyncSourceFromEnv()). */
-  resyncSource?: string;
+  /** The `source`s of the only resync ticks taken (default tickSourcesFromEnv()). */
+  resyncSource?: string | string[];
 }
 
 /** What of a CloudEvent names its target. */
@@ -73,7 +115,8 @@ type Attributes = Pick<CloudEventV1<unknown>, 'id' | 'type' | 'source' | 'data'>
  */
 export function parseEvent(headers: Record<string, string>, body: string, opts: ParseOptions = {}): ParsedEvent {
   const event = plainBinaryEvent(headers, body) ?? sdkEvent(headers, body);
-  const target = targetOf(event, opts.resyncSource ?? resyncSourceFromEnv());
+  const sources = opts.resyncSource ?? tickSourcesFromEnv();
+  const target = targetOf(event, typeof sources === 'string' ? [sources] : sources);
   const resource = /^dev\.knative\.apiserver\.resource\.(add|update)$/.test(event.type);
   return { id: event.id, type: event.type, target, object: resource ? dataOf(event) : null };
 }
@@ -125,15 +168,15 @@ export function sdkEvent(headers: Record<string, string>, body: string): CloudEv
   }
 }
 
-function targetOf(event: Attributes, resyncSource: string): Target {
+function targetOf(event: Attributes, tickSources: string[]): Target {
   // A tick costs a LIST of every NeoSet and a reconcile of each: only the configured PingSource's is
   // taken (SPEC §2.3). Anyone who can reach the function can still copy that source — stopping that is
   // the OIDC check's job; this stops anything-goes. Ignored, not refused: the event is well formed, and
   // SPEC §2.1 keeps 4xx for malformed input (a Broker would dead-letter it); nothing redelivery could fix.
   if (event.type === PING_TYPE) {
-    if (event.source === resyncSource) return { kind: 'all' };
+    if (tickSources.includes(event.source)) return { kind: 'all' };
     const shown = event.source.length > SHOWN_SOURCE_CHARS ? `${event.source.slice(0, SHOWN_SOURCE_CHARS)}…` : event.source;
-    return { kind: 'ignore', reason: `resync tick from ${JSON.stringify(shown)}, not the configured PingSource ${resyncSource} (${RESYNC_SOURCE_VARIABLE})` };
+    return { kind: 'ignore', reason: `resync tick from ${JSON.stringify(shown)}, not the configured PingSource ${tickSources.join(' or ')} (${RESYNC_SOURCE_VARIABLE}, ${FAST_TICK_VARIABLE})` };
   }
   const m = APISERVER_TYPE.exec(event.type);
   if (!m) throw new BadEventError(`unsupported event type "${event.type}": expected dev.knative.apiserver.{resource,ref}.{add,update,delete} or ${PING_TYPE}`);

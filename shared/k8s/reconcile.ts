@@ -8,6 +8,7 @@ import type { Snapshot } from '../core/snapshot.ts';
 import type { Target } from '../events/target.ts';
 import type { AnalysisAddresses } from '../core/canary/addresses.ts';
 import { judge } from '../core/canary/progress.ts';
+import { inFlight } from '../core/in-flight.ts';
 import { analysisTotal, reconcileDuration, reconcilePhase, reconcileTotal } from '../metrics/registry.ts';
 import type { LifecycleSink } from '../events/lifecycle-sink.ts';
 import type { NotificationSink } from '../events/notify.ts';
@@ -49,6 +50,11 @@ export interface Outcome {
   reread?: true;
   /** A read was refused for the instance's budget (ReadsBusy): nothing was decided; worth a try once other runs let go. */
   busy?: true;
+  /**
+   * The NeoSet has something in flight as this run leaves it (shared/core/in-flight.ts, SPEC §2.4):
+   * set on decided runs ('ok', 'conflict', 'failed'); absent when nothing was decided.
+   */
+  inFlight?: boolean;
 }
 
 export type Decider = (snapshot: Snapshot, now: Date) => Plan;
@@ -163,6 +169,7 @@ async function attempt(client: KubeClient, key: NeoSetKey, decider: Decider, opt
         actions: applied.written,
         statusWritten: applied.statusWritten,
         requeueAfter: applied.outcome === 'gone' ? null : plan.requeueAfter,
+        ...(applied.outcome === 'gone' ? {} : { inFlight: inFlight(snapshot.neoset, plan) }),
         ...(applied.error ? { error: applied.error.message } : {}),
       };
     } catch (err) {

@@ -28,3 +28,10 @@ export const sweepTicks = new Counter({
   labelNames: ['how'] as const,
   registers: [registry],
 });
+
+export const fastTickWrites = new Counter({
+  name: 'neoset_fast_tick_requests_total',
+  help: "The fast tick's requests (SPEC §2.4, shared/k8s/fast-tick.ts), by op (stamp, create, delete, read) and result (ok, absent, conflict, error). Stamp errors mean a lost event costs up to the slow tick.",
+  labelNames: ['op', 'result'] as const,
+  registers: [registry],
+});
