@@ -30,7 +30,16 @@ interface Lane {
   child: ChildProcess;
   counts?: Counts;
   exit: Promise<number>;
+  /** Its last TAIL_LINES lines of output (stdout and stderr), repeated at the end when it failed. */
+  tail: string[];
 }
+
+/**
+ * A failed lane's last lines are printed again after both lanes end: a CI log that keeps only the end
+ * of the output (or only stdout) then still says why — the services lane's failures were otherwise
+ * interleaved far above, or on stderr.
+ */
+const TAIL_LINES = 80;
 
 const args = process.argv.slice(2);
 const integrationOnly = args.includes('--integration-only');
@@ -49,10 +58,12 @@ function startLane(name: string, laneArgs: string[], prefix?: string, command: [
     // 'close', not 'exit': after the pipes are drained, so the count line has been read.
     child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
-  const lane: Lane = { name, child, exit };
+  const lane: Lane = { name, child, exit, tail: [] };
   const relay = (stream: NodeJS.ReadableStream | null, to: NodeJS.WriteStream) => {
     if (!stream) return;
     createInterface({ input: stream }).on('line', (line) => {
+      lane.tail.push(line);
+      if (lane.tail.length > TAIL_LINES) lane.tail.shift();
       const counted = SUMMARY.exec(line);
       if (counted) lane.counts = { passed: Number(counted[1]), failed: Number(counted[2]), skipped: Number(counted[3]) };
       // The lanes' own count lines are named, so that only the total below reads "tests: …".
@@ -98,6 +109,10 @@ if (vitestArgs.includes('--project')) {
   const total = (k: keyof Counts) => (first.counts?.[k] ?? 0) + (services.counts?.[k] ?? 0);
   // A lane that printed no counts failed to run: one failure more, so that the total never reads clean.
   const unreported = [first, services].filter((lane) => !lane.counts).length;
+  for (const [lane, code] of [[first, firstCode], [services, servicesCode]] as const) {
+    if (code === 0 || lane.tail.length === 0) continue;
+    process.stdout.write(`\n${lane.name} failed (exit ${code}); its last ${lane.tail.length} lines again:\n${lane.tail.map((l) => `  | ${l}`).join('\n')}\n`);
+  }
   process.stdout.write(`\n${said(first, firstCode)}; ${said(services, servicesCode)}; both lanes in ${seconds} s\n`);
   process.stdout.write(`tests: ${total('passed')} passed, ${total('failed') + unreported} failed, ${total('skipped')} skipped\n`);
   process.exitCode = firstCode !== 0 ? firstCode : servicesCode !== 0 ? servicesCode : unreported;
