@@ -274,13 +274,13 @@ export function startKnativeDevStack(opts: KnativeDevStackOptions): KnativeDevSt
           ? [
               `Knative Serving v${KNATIVE_SERVING_VERSION} in ${SERVING_NAMESPACE} (controller, activator, autoscaler, webhook) with Traefik v${TRAEFIK_VERSION} in ${traefikNamespace} as its ingress (cluster-local routes on its private Service)`,
               `NeoSet as deployed on Knative (${deployer === 'kn' ? 'kn service apply of knative/reconcile.yaml and readiness.yaml, kubectl apply -f knative/eventing.yaml' : 'kubectl apply -k knative/'}) in ${SYSTEM_NAMESPACE}: ` +
-                `the Knative Services reconcile ${reconcile} (min-scale 1) and readiness ${readiness} (min-scale 0: it scales to zero when idle), each pod the function beside queue-proxy; admission by its Service; ` +
-                `fed by the ApiServerSources neoset-neosets and neoset-pods → Broker neoset → Triggers, and the PingSource neoset-resync (a tick a minute; its adapter turns Ready ~20 s after it starts)`,
+                `the Knative Services reconcile ${reconcile} and readiness ${readiness} (min-scale 0: at zero pods when nothing is in flight), each pod the function beside queue-proxy; admission by its Service; ` +
+                `fed by the ApiServerSources neoset-neosets and neoset-pods → Broker neoset → Triggers, the PingSource neoset-resync (every 10 minutes) and, while a rollout is in flight, neoset-rollout-tick (every minute, made and removed by reconcile)`,
               `see them: kubectl get ksvc,revisions -n ${SYSTEM_NAMESPACE}; kubectl get pods -n ${SYSTEM_NAMESPACE}; kubectl get brokers,triggers,apiserversources,pingsources -A`,
             ]
           : [
               `NeoSet's eventing-only variant (knative/eventing-only/) in ${SYSTEM_NAMESPACE}: reconcile ${reconcile}, readiness ${readiness} (ClusterIPs), admission by its Service; ` +
-                `fed by the ApiServerSources neoset-neosets and neoset-pods → Broker neoset → Triggers, and the PingSource neoset-resync (a tick a minute; its adapter turns Ready ~20 s after it starts)`,
+                `fed by the ApiServerSources neoset-neosets and neoset-pods → Broker neoset → Triggers, the PingSource neoset-resync (every 10 minutes) and, while a rollout is in flight, neoset-rollout-tick (every minute, made and removed by reconcile)`,
               `see Knative's objects: kubectl get brokers,triggers,apiserversources,pingsources -A`,
             ]),
         `canary analyses may query: ${devAnalysisAddresses() || 'no Prometheus address'} (the ConfigMap neoset-analysis)`,

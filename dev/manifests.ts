@@ -26,7 +26,7 @@ export function kustomize(dir = KNATIVE_DIR): Manifest[] {
  * ValidatingAdmissionPolicy that keeps the admission account to dry-runs (so the dev stack runs under it).
  */
 export const identityManifests = (all: Manifest[]) =>
-  all.filter((m) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(m.kind));
+  all.filter((m) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(m.kind));
 
 export const toYaml = (manifests: Manifest[]) => manifests.map((m) => stringify(m)).join('---\n');
 

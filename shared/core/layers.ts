@@ -29,7 +29,7 @@ export const CORE_LAYERS: readonly Layer[] = [
   { name: '§4.10 update hooks', holds: ['hooks/'] },
   { name: '§4.3 scaling, §4.1 adoption', holds: ['scaling/', 'adoption.ts'] },
   { name: '§4.6 status', holds: ['status/'] },
-  { name: 'decide (§2: the order of the parts; §4.12 what a status write tells subscribers)', holds: ['pod-step.ts', 'decide.ts', 'event-relevance.ts', 'notifications.ts', 'index.ts'] },
+  { name: 'decide (§2: the order of the parts; §4.12 what a status write tells subscribers)', holds: ['pod-step.ts', 'decide.ts', 'event-relevance.ts', 'in-flight.ts', 'notifications.ts', 'index.ts'] },
 ];
 
 /** The index in CORE_LAYERS of the layer that holds `path` (relative to shared/core), or -1. */

@@ -31,6 +31,7 @@ import { resolveKn } from '../../dev/cluster/binaries.ts';
 import { kubectl as kubectlOn, KNATIVE_NAMESPACE } from '../../dev/cluster/knative.ts';
 import { neosetOnKnativeImageTable } from '../../dev/cluster/neoset-on-knative.ts';
 import { deployNeoSetOnServing } from '../../dev/cluster/neoset-on-serving.ts';
+import { SERVING_NAMESPACE, SHORT_AUTOSCALER_WINDOWS } from '../../dev/cluster/serving.ts';
 import { runProcess } from '../../dev/cluster/processes.ts';
 import { waitFor } from '../../dev/kubelet/wait-for.ts';
 import { KNATIVE_DIR, SYSTEM_NAMESPACE } from '../../dev/manifests.ts';
@@ -443,4 +444,61 @@ describe('NeoSet end to end on the real Knative Serving and Eventing', () => {
     note(`[faults] invariant checks ${observer.checks}, violations ${observer.violations.length}`);
     expect(observer.violations).toEqual([]);
   }, 700_000);
+
+  it('at rest (SPEC §2.4): the fast tick deleted, both functions at 0 pods; an update made at zero completes — its cold start beside a warm one, nothing dead-lettered', async () => {
+    // Serving's windows shortened for this scenario (stable-window and scale-to-zero grace 6 s, as
+    // knative-serving.test's; Serving's defaults take a minute and a half more to reach zero).
+    const autoscaler = (data: Record<string, string | null>) => kubectl(['-n', SERVING_NAMESPACE, 'patch', 'configmap', 'config-autoscaler', '--type=merge', '-p', JSON.stringify({ data })]);
+    await autoscaler(SHORT_AUTOSCALER_WINDOWS);
+    try {
+      // The manifests' min-scale (0) again, after the scenarios above held instances warm.
+      await Promise.all([kn(['service', 'update', 'neoset-reconcile', '-n', SYSTEM_NAMESPACE, '--scale-min', '0']), kn(['service', 'update', 'neoset-readiness', '-n', SYSTEM_NAMESPACE, '--scale-min', '0'])]);
+      const name = 'rest';
+      await apply(neosetManifest({ name, replicas: 3, image: 'mysql:8.0' }));
+      await until(name, '3 ready pods', (n) => n.status?.readyReplicas === 3 && n.status?.phase === 'Idle', 120_000);
+      const settled = Date.now();
+      const fastTick = () => custom().getNamespacedCustomObject({ group: 'sources.knative.dev', version: 'v1', namespace: SYSTEM_NAMESPACE, plural: 'pingsources', name: 'neoset-rollout-tick' }).then(() => true, () => false);
+      expect(await fastTick()).toBe(true); // kept by the runs that created the pods
+      // Unstamped for 120 s (RETIRE_AFTER_MS), then deleted by the next tick whose sweep finds every NeoSet at rest.
+      await waitFor(async () => !(await fastTick()), { what: 'the fast tick deleted', timeoutMs: 300_000, intervalMs: 1000 });
+      const retired = Date.now();
+      const functionPods = async () => (await core().listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: 'app.kubernetes.io/component in (reconcile,readiness)' })).items.filter((p) => !p.metadata?.deletionTimestamp);
+      await waitFor(async () => (await functionPods()).length === 0, { what: 'reconcile and readiness at 0 pods', timeoutMs: 180_000, intervalMs: 500 });
+      const atZero = Date.now();
+      // The idle period: sampled each second; the slow tick (every 10 minutes) may wake reconcile once.
+      const IDLE_MS = 90_000;
+      let samples = 0;
+      let zero = 0;
+      while (Date.now() - atZero < IDLE_MS) {
+        samples++;
+        if ((await functionPods()).length === 0) zero++;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      const idle = zero / samples;
+      note(`[at rest] NeoSet settled → fast tick deleted ${retired - settled} ms → both functions at 0 pods ${atZero - retired} ms later; then at 0 pods ${(idle * 100).toFixed(1)} % of ${IDLE_MS / 1000} s (${zero}/${samples} samples, stable-window ${SHORT_AUTOSCALER_WINDOWS['stable-window']})`);
+      expect(idle).toBeGreaterThanOrEqual(0.9);
+
+      // The Knative cold start: an update made at zero → the first pod drained (InPlaceUpdateReady False).
+      const letters = await deadLetters();
+      const drained = (since: number) => (n: NeoSetObject, pods: Pod[]) => pods.some((p) => p.status?.conditions?.some((c) => c.type === 'InPlaceUpdateReady' && c.status === 'False') ?? false) && Date.now() >= since;
+      expect((await functionPods()).length).toBe(0);
+      const coldAt = Date.now();
+      await setImage(name, 'mysql:8.1');
+      await observer.until(`${name}: a pod draining (cold)`, () => drained(coldAt)(observer.neoset(name)!, observer.pods(name)), 120_000);
+      const cold = Date.now() - coldAt;
+      await until(name, 'Completed on mysql:8.1', completed(3), 180_000);
+      // The same step with reconcile warm (it just finished the rollout).
+      const warmAt = Date.now();
+      await setImage(name, 'mysql:8.2');
+      await observer.until(`${name}: a pod draining (warm)`, () => drained(warmAt)(observer.neoset(name)!, observer.pods(name)), 60_000);
+      const warm = Date.now() - warmAt;
+      await until(name, 'Completed on mysql:8.2', completed(3), 180_000);
+      const deadLettered = (await deadLetters()) - letters;
+      note(`[at rest] Knative cold start (update at 0 pods → first pod drained): ${cold} ms; warm: ${warm} ms; dead letters +${deadLettered}`);
+      expect(deadLettered).toBe(0);
+      expect(observer.violations).toEqual([]);
+    } finally {
+      await autoscaler(Object.fromEntries(Object.keys(SHORT_AUTOSCALER_WINDOWS).map((k) => [k, null])));
+    }
+  }, 900_000);
 });

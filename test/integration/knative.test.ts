@@ -51,6 +51,8 @@ const EXPECTED: Record<string, Permissions> = {
   'neoset-admission': {
     pods: ['create', 'list'],
     'controllerrevisions.apps': ['list'],
+    // The NeoSet state gauges on its metrics port (reconcile scales to zero, SPEC §2.4).
+    'neosets.neo.io': ['list'],
   },
   'neoset-events': {
     'neosets.neo.io': ['get', 'list', 'watch'],
@@ -162,7 +164,8 @@ describe('knative/', () => {
     expect(podSource.spec.resources[0].selector.matchExpressions).toEqual([{ key: 'neoset.neo.io/name', operator: 'Exists' }]);
 
     const ping = of('PingSource');
-    expect(ping.map((p) => p.spec.schedule)).toEqual(['* * * * *']);
+    // The slow tick (SPEC §2.4): the fast one is the reconcile function's (shared/k8s/fast-tick.ts).
+    expect(ping.map((p) => p.spec.schedule)).toEqual(['*/10 * * * *']);
 
     const triggers = of('Trigger');
     const routes = triggers.map((t) => `${t.spec.filter.attributes.kind ?? t.spec.filter.attributes.type} -> ${t.spec.subscriber.ref.name}`).sort();

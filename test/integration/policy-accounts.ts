@@ -11,6 +11,7 @@ import { createTestNamespace, kubeConfig, kubeconfigPath, kubectl } from '../clu
 
 export const POLICY = 'neoset-functions-own-objects-only';
 export const PRIVILEGED_POLICY = 'neoset-functions-no-privileged-pods';
+export const FAST_TICK_POLICY = 'neoset-reconcile-fast-tick-only';
 /** The start of the API server's refusal by `policy`, before the policy's message. */
 export const denied = (policy: string) => `ValidatingAdmissionPolicy '${policy}' with binding '${policy}' denied request: `;
 export const DENIED = denied(POLICY);
@@ -70,7 +71,7 @@ export async function installPolicies(probes: { what: string; policy: string; re
 
 /** The policies of reconcile-policy.yaml removed, so that the next test file's cluster is as it found it. */
 export async function removePolicies(): Promise<void> {
-  for (const name of [POLICY, PRIVILEGED_POLICY]) {
+  for (const name of [POLICY, PRIVILEGED_POLICY, FAST_TICK_POLICY]) {
     for (const kind of ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy']) {
       await kubectl(['delete', kind.toLowerCase(), name, '--ignore-not-found', '--wait=false']);
     }

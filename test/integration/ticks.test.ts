@@ -25,7 +25,7 @@ import { neosetManifest } from '../e2e/stack.ts';
 const NEOSETS = 1500;
 const DELAY_MS = 300;
 const TICKS = 5;
-/** The PingSource's schedule: every minute (knative/eventing.yaml). */
+/** The fast tick's schedule, every minute (shared/k8s/fast-tick.ts): while anything is in flight, a sweep must fit in it. */
 const TICK_PERIOD_MS = 60_000;
 /** What the issue gives a pod change that only a tick can find (its event lost). */
 const ANSWER_WITHIN_MS = 120_000;

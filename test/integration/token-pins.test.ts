@@ -15,10 +15,13 @@ import type { NeoSet } from '../../shared/api/neoset.ts';
 import { ANNOTATION_INPLACE_STATE, CONDITION_INPLACE_READY, LABEL_NEOSET_NAME, LABEL_REVISION_HASH } from '../../shared/api/names.ts';
 import type { KubeClient } from '../../shared/k8s/client.ts';
 import { paths } from '../../shared/k8s/paths.ts';
-import { createTestNamespace, kubectl, type TestNamespace } from '../cluster/harness.ts';
+import { installCrds } from '../../dev/cluster/crd.ts';
+import { poll } from '../../dev/cluster/wait.ts';
+import { SYSTEM_NAMESPACE } from '../../dev/manifests.ts';
+import { createTestNamespace, kubeConfig, kubectl, type TestNamespace } from '../cluster/harness.ts';
 import { applyNeoSet, patchNeoSet, settledOn, untilEvents, untilStatus } from '../e2e/helpers.ts';
 import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
-import { ADMISSION, as, DENIED, denied, installPolicies, neosetOwner, openGate, pod, POLICY, PRIVILEGED_POLICY, READINESS, RECONCILE, removePolicies, serviceAccountClient } from './policy-accounts.ts';
+import { ADMISSION, as, DENIED, denied, FAST_TICK_POLICY, installPolicies, neosetOwner, openGate, pod, POLICY, PRIVILEGED_POLICY, READINESS, RECONCILE, removePolicies, serviceAccountClient } from './policy-accounts.ts';
 
 const PRIVILEGED_DENIED = denied(PRIVILEGED_POLICY);
 /** The privileges a NeoSet's template may ask for only where its namespace opted in, and what the policy says of each. */
@@ -272,5 +275,48 @@ describe('the functions under their tokens, a hostNetwork NeoSet', () => {
     expect(failed.message).toContain('403 Forbidden');
     const pods = await stack.kubectl(['get', 'pods', '-o', 'name']);
     expect(pods.stdout.trim().split('\n').sort()).toEqual(['pod/net-0', 'pod/net-1']);
+  });
+});
+
+describe('a stolen reconcile token and the fast tick (SPEC §2.4): one PingSource, into the neoset Broker, every minute', () => {
+  const FAST = 'neoset-rollout-tick';
+  const pingSource = (name: string, spec: Record<string, unknown> = {}) =>
+    JSON.stringify({ apiVersion: 'sources.knative.dev/v1', kind: 'PingSource', metadata: { name }, spec: { schedule: '* * * * *', contentType: 'application/json', data: '{}', sink: { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'neoset' } }, ...spec } });
+  const asReconcile = (args: string[], input?: string) => as(RECONCILE, SYSTEM_NAMESPACE, args, input);
+  beforeAll(async () => {
+    await installCrds(kubeConfig(), new URL('../fixtures/knative-crds/eventing-pingsource.yaml', import.meta.url).pathname, { timeoutMs: 60_000 });
+    // The policy is compiled asynchronously, as the others (installPolicies): until it refuses a foreign name.
+    await poll('the fast-tick policy to refuse another name', async () => {
+      const r = await asReconcile(['create', '--dry-run=server', '-f', '-'], pingSource('probe'));
+      return r.code !== 0 && r.stderr.includes(denied(FAST_TICK_POLICY)) ? true : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 250 });
+  });
+  afterAll(() => kubectl(['-n', SYSTEM_NAMESPACE, 'delete', 'pingsources', '--all', '--ignore-not-found', '--wait=false']));
+
+  it('refuses another name, a faster schedule, data, a sink elsewhere, a spec changed later; RBAC refuses the resync PingSource and other namespaces', async () => {
+    const refused: [string, Promise<{ code: number; stderr: string }>, string][] = [
+      ['another name', asReconcile(['create', '-f', '-'], pingSource('elsewhere')), 'writes one PingSource, neoset-system/neoset-rollout-tick'],
+      ['every second', asReconcile(['create', '-f', '-'], pingSource(FAST, { schedule: '*/1 * * * * *' })), 'ticks every minute'],
+      ['data', asReconcile(['create', '-f', '-'], pingSource(FAST, { data: '{"forged":true}' })), 'ticks every minute'],
+      ['a sink URI', asReconcile(['create', '-f', '-'], pingSource(FAST, { sink: { uri: 'http://attacker.example/' } })), 'ticks every minute'],
+      ['another Broker', asReconcile(['create', '-f', '-'], pingSource(FAST, { sink: { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'neoset', namespace: 'tenant' } } })), 'ticks every minute'],
+    ];
+    for (const [what, result, message] of refused) {
+      const r = await result;
+      expect(r.stderr, what).toContain(denied(FAST_TICK_POLICY));
+      expect(r.stderr, what).toContain(message);
+    }
+    const created = await asReconcile(['create', '-f', '-'], pingSource(FAST));
+    expect(created.code, created.stderr).toBe(0);
+    const stamped = await asReconcile(['patch', 'pingsource', FAST, '--type=merge', '-p', JSON.stringify({ metadata: { annotations: { 'neoset.neo.io/needed-at': new Date().toISOString() } } })]);
+    expect(stamped.code, stamped.stderr).toBe(0);
+    const faster = await asReconcile(['patch', 'pingsource', FAST, '--type=merge', '-p', JSON.stringify({ spec: { schedule: '*/1 * * * * *' } })]);
+    expect(faster.stderr).toContain(`${denied(FAST_TICK_POLICY)}the NeoSet reconcile function changes only the fast tick's annotations`);
+    const resync = await asReconcile(['delete', 'pingsource', 'neoset-resync']);
+    expect(resync.stderr).toMatch(/forbidden/);
+    const otherNamespace = await as(RECONCILE, 'default', ['create', '-f', '-'], pingSource(FAST));
+    expect(otherNamespace.stderr).toMatch(/forbidden/);
+    const deleted = await asReconcile(['delete', 'pingsource', FAST]);
+    expect(deleted.code, deleted.stderr).toBe(0);
   });
 });

@@ -94,7 +94,10 @@ describe('knative/eventing-only/', () => {
     const policy = find(withOidc, 'EventPolicy', 'neoset-broker');
     expect(policy.spec.to).toEqual([{ ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'neoset' } }]);
     const sources = withOidc.filter((m) => ['ApiServerSource', 'PingSource'].includes(m.kind) && m.spec.sink.ref.name === 'neoset');
-    expect(policy.spec.from.map((f: { ref: { kind: string; name: string } }) => `${f.ref.kind}/${f.ref.name}`).sort()).toEqual(sources.map((s) => `${s.kind}/${s.metadata.name}`).sort());
+    // …and the fast tick, which reconcile creates (NEOSET_FAST_TICK, SPEC §2.4): in no manifest.
+    const fastTick = envOf(find(withOidc, 'Deployment', 'neoset-reconcile').spec.template.spec.containers[0]).NEOSET_FAST_TICK;
+    expect(fastTick).toBe('neoset-rollout-tick');
+    expect(policy.spec.from.map((f: { ref: { kind: string; name: string } }) => `${f.ref.kind}/${f.ref.name}`).sort()).toEqual([...sources.map((s) => `${s.kind}/${s.metadata.name}`), `PingSource/${fastTick}`].sort());
     // Without the component nothing of it.
     expect(eventingOnly.some((m) => m.kind === 'EventPolicy' || m.spec?.subscriber?.audience)).toBe(false);
   });
