@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { BALANCE_FILES, SERVICE_FILES } from './test/lanes.ts';
 
 // Projects: `unit` (pure core and hono apps, no cluster), and the integration tests in two lanes that
 // run side by side, each file of a lane after the other:
@@ -12,32 +13,8 @@ import { defineConfig } from 'vitest/config';
 // vitest itself runs every file of the projects that turn file parallelism off one after another,
 // whichever project they belong to: `npm test` (test/run.ts) runs the lanes in two vitest processes.
 // `npx vitest run test/integration/<file>` runs one file in whichever lane it belongs to.
-const SERVICES = [
-  'dev',
-  'dev-stop',
-  'dev-host',
-  'knative-contract',
-  'knative-e2e',
-  'knative-eventing',
-  'knative-neoset',
-  'knative-serving',
-  'kubectl-logs',
-  'notifications',
-  'prometheus-knative',
-  'process-pods',
-  'process-prestop',
-  'services-dns',
-].map((name) => `test/integration/${name}.test.ts`);
-
-/**
- * Files of the first kind that run in the second lane, on its own control plane (test/cluster/
- * global-setup.ts runs once per lane), so that the two lanes take about as long: with the service
- * files alone the second lane was done in 768 s and the first took 1,226 s (CI, 2 cores); on
- * 2026-12-07, with issue 34's tests, 1,702 s against 2,297 s, so brake, memory-bounded, ticks and
- * token-pins (253 s of the first lane) run here too.
- */
-const BALANCE = ['forged-readiness-events', 'one-clock', 'scaling-timing', 'brake', 'memory-bounded', 'ticks', 'token-pins'].map((name) => `test/integration/${name}.test.ts`);
-const SECOND_LANE = [...SERVICES, ...BALANCE];
+// Which files run in the second lane, and why: test/lanes.ts.
+const SECOND_LANE = [...SERVICE_FILES, ...BALANCE_FILES];
 
 const integration = {
   environment: 'node' as const,

@@ -9,12 +9,15 @@
 // With --prepare-services, the services lane first runs `node test/cluster/prepare.ts --only services`
 // at nice 19 (its output prefixed too): on a first run, the services stack's Go builds (CNI, CoreDNS,
 // Knative Eventing and Serving, Traefik, kn: most of a first npm test's time) overlap the first
-// lane's tests, which need only the control plane, instead of coming before them.
+// lane's tests, which need only the control plane, instead of coming before them; the services lane's
+// own files that need only a control plane (test/lanes.ts BALANCE_FILES) run meanwhile, the rest
+// (SERVICE_FILES) once the builds are done — two vitest runs of that lane, one after the other.
 //
 //   node test/run.ts [--integration-only] [--prepare-services] [vitest args…]
 // With `--project` among the args, one vitest process runs just what they name.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { BALANCE_FILES, SERVICE_FILES } from './lanes.ts';
 
 const LANE_PREFIX = '[services] ';
 const SUMMARY = /^tests: (\d+) passed, (\d+) failed, (\d+) skipped$/;
@@ -82,38 +85,59 @@ if (vitestArgs.includes('--project')) {
   process.exitCode = await lane.exit;
 } else {
   const started = Date.now();
-  const first = startLane(integrationOnly ? 'integration' : 'unit + integration', [...(integrationOnly ? [] : ['--project', 'unit']), '--project', 'integration', '--passWithNoTests', ...vitestArgs], '');
-  // The services lane: its builds first when asked, then its tests (not started if the builds failed).
-  const servicesArgs = ['--project', 'integration-services', '--passWithNoTests', ...vitestArgs];
-  let services: Lane = prepareServices
-    ? startLane('services builds', ['--only', 'services'], LANE_PREFIX, ['nice', '-n', '19', process.execPath, 'test/cluster/prepare.ts'])
-    : startLane('integration-services', servicesArgs, LANE_PREFIX);
+  const live = new Set<Lane>();
+  const start = (...args: Parameters<typeof startLane>): Lane => {
+    const lane = startLane(...args);
+    live.add(lane);
+    void lane.exit.then(() => live.delete(lane));
+    return lane;
+  };
   let stopped = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {
       stopped = true;
-      for (const lane of [first, services]) lane.child.kill(signal);
+      for (const lane of live) lane.child.kill(signal);
     });
   }
-  const servicesExit = (async () => {
-    if (!prepareServices) return services.exit;
-    const built = await services.exit;
-    if (built !== 0 || stopped) return built || 1;
-    services = startLane('integration-services', servicesArgs, LANE_PREFIX);
-    return services.exit;
+  const first = start(integrationOnly ? 'integration' : 'unit + integration', [...(integrationOnly ? [] : ['--project', 'unit']), '--project', 'integration', '--passWithNoTests', ...vitestArgs], '');
+  // The services lane: each vitest run of it, and the builds when they failed, in order.
+  const servicesRuns: { lane: Lane; code: number }[] = [];
+  const runServices = async (name: string, files: string[]): Promise<number> => {
+    const lane = start(name, ['--project', 'integration-services', '--passWithNoTests', ...vitestArgs, ...files], LANE_PREFIX);
+    const code = await lane.exit;
+    servicesRuns.push({ lane, code });
+    return code;
+  };
+  // Builds first when asked, then the tests that need them (not started if the builds failed). With no
+  // filter of the caller's, the lane's files that need only a control plane (BALANCE_FILES) run while
+  // the builds do: on a first run they would otherwise wait for them, then run alone at the end.
+  const split = prepareServices && vitestArgs.length === 0;
+  const servicesExit = (async (): Promise<number> => {
+    if (!prepareServices) return runServices('integration-services', []);
+    const builds = start('services builds', ['--only', 'services'], LANE_PREFIX, ['nice', '-n', '19', process.execPath, 'test/cluster/prepare.ts']);
+    const early = split ? runServices('integration-services (a control plane only)', BALANCE_FILES) : Promise.resolve(0);
+    // One run of the lane at a time, as its files one at a time: never three vitest processes at once.
+    const [built, earlyCode] = await Promise.all([builds.exit, early]);
+    if (built !== 0 || stopped) {
+      servicesRuns.push({ lane: builds, code: built || 1 });
+      return built || 1;
+    }
+    const code = await runServices(split ? 'integration-services (the services stack)' : 'integration-services', split ? SERVICE_FILES : []);
+    return earlyCode !== 0 ? earlyCode : code;
   })();
   const [firstCode, servicesCode] = await Promise.all([first.exit, servicesExit]);
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
-  const said = (lane: Lane, code: number) =>
+  const ran = [{ lane: first, code: firstCode }, ...servicesRuns];
+  const said = ({ lane, code }: { lane: Lane; code: number }) =>
     `${lane.name} ${code === 0 ? 'passed' : `FAILED (exit ${code})`}${lane.counts ? ` (${lane.counts.passed} passed, ${lane.counts.failed} failed, ${lane.counts.skipped} skipped)` : ' (no counts: did it start?)'}`;
-  const total = (k: keyof Counts) => (first.counts?.[k] ?? 0) + (services.counts?.[k] ?? 0);
-  // A lane that printed no counts failed to run: one failure more, so that the total never reads clean.
-  const unreported = [first, services].filter((lane) => !lane.counts).length;
-  for (const [lane, code] of [[first, firstCode], [services, servicesCode]] as const) {
+  const total = (k: keyof Counts) => ran.reduce((sum, r) => sum + (r.lane.counts?.[k] ?? 0), 0);
+  // A run that printed no counts failed to run: one failure more, so that the total never reads clean.
+  const unreported = ran.filter((r) => !r.lane.counts).length;
+  for (const { lane, code } of ran) {
     if (code === 0 || lane.tail.length === 0) continue;
     process.stdout.write(`\n${lane.name} failed (exit ${code}); its last ${lane.tail.length} lines again:\n${lane.tail.map((l) => `  | ${l}`).join('\n')}\n`);
   }
-  process.stdout.write(`\n${said(first, firstCode)}; ${said(services, servicesCode)}; both lanes in ${seconds} s\n`);
+  process.stdout.write(`\n${ran.map(said).join('; ')}; both lanes in ${seconds} s\n`);
   process.stdout.write(`tests: ${total('passed')} passed, ${total('failed') + unreported} failed, ${total('skipped')} skipped\n`);
   process.exitCode = firstCode !== 0 ? firstCode : servicesCode !== 0 ? servicesCode : unreported;
 }
