@@ -41,9 +41,13 @@ export const KNATIVE_CONTROLLERS = [...WORKLOAD_CONTROLLERS, 'statefulset-contro
 /** The image a ko:// reference of cmd `cmd` resolves to (what the image table maps to its binary). */
 export const knativeImage = (cmd: string, version = KNATIVE_EVENTING_VERSION) => `${IMAGE_REPO}/${cmd}:v${version}`;
 
-/** Image-table entries running each component's image as its binary in `dir` (resolveKnativeEventing). */
+/**
+ * Image-table entries running each component's image as its binary in `dir` (resolveKnativeEventing).
+ * fixedArgs: Knative's commands take --kubeconfig (knative.dev/pkg's sharedmain), and a pod that named
+ * this host's admin kubeconfig would run as the cluster's admin; the release passes no args to any.
+ */
 export function knativeImageTable(dir: string): ImageTableEntry[] {
-  return KNATIVE_EVENTING_COMMANDS.map((cmd) => ({ image: `${IMAGE_REPO}/${cmd}:*`, entrypoint: [join(dir, cmd.split('/').at(-1)!)], fixedCommand: true }));
+  return KNATIVE_EVENTING_COMMANDS.map((cmd) => ({ image: `${IMAGE_REPO}/${cmd}:*`, entrypoint: [join(dir, cmd.split('/').at(-1)!)], fixedCommand: true, fixedArgs: true }));
 }
 
 /** The .yaml files under `dir` in ko's order (a lexical walk, directories where they sort), as one release file. */

@@ -45,6 +45,18 @@ describe('process mode on the host', () => {
     expect(run(c)().argv[2]).toBe('functions/reconcile/server.ts');
   });
 
+  it("refuses any args for Knative's images (--kubeconfig would name this host's admin kubeconfig) and Traefik's; CoreDNS and NeoSet's take them", async () => {
+    const { knativeImageTable, knativeImage } = await import('../../dev/cluster/knative.ts');
+    const table = createImageTable(knativeImageTable('/opt/eventing'), {}, { 'knative-serving-controller': '/opt/serving/controller', traefik: '/opt/traefik' });
+    const kubeconfig = ['--kubeconfig=/root/.kube/config'];
+    for (const image of [knativeImage('controller'), knativeImage('apiserver_receive_adapter'), knativeImage('broker/filter'), 'neoset.local/knative-serving/controller:v0.50.0', 'neoset.local/traefik:v3.7.13']) {
+      const entry = table.lookup(image)!;
+      expect(entry, image).toBeDefined();
+      expect(() => commandLine({ name: 'c', image, args: kubeconfig }, entry, {}, 'h'), image).toThrow(/args are not passed/);
+      expect(commandLine({ name: 'c', image }, entry, {}, 'h').argv.length, image).toBeGreaterThan(0);
+    }
+  });
+
   it("refuses a workingDir other than the image's: the entrypoint's relative server.ts would load from there", () => {
     expect(run({ name: 'c', workingDir: '/run/neoset/neoset2/pods/u/volumes/kit' })).toThrow(`workingDir /run/neoset/neoset2/pods/u/volumes/kit is not the image's (${CHECKOUT})`);
     expect(run({ name: 'c', workingDir: 'functions' })).toThrow(/workingDir functions is not the image's/);

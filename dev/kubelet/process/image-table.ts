@@ -59,11 +59,13 @@ export const DEFAULT_IMAGE_TABLE: ImageTableEntry[] = [
   { image: 'registry.k8s.io/coredns/coredns:*', entrypoint: ['{program:coredns}'], fixedCommand: true },
   // Knative Serving's components (dev/cluster/serving.ts rewrites the release's ko:// references to
   // these images), each its binary given as the program knative-serving-<cmd> (servingPrograms).
-  // queue is the queue-proxy Serving's controller puts beside every revision's container.
+  // queue is the queue-proxy Serving's controller puts beside every revision's container. No args:
+  // the release passes none, and their --kubeconfig would let a pod run them as this host's admin.
   ...KNATIVE_SERVING_COMMANDS.map((cmd) => ({
     image: `neoset.local/knative-serving/${cmd}:*`,
     entrypoint: [`{program:knative-serving-${cmd}}`],
     fixedCommand: true,
+    fixedArgs: true,
   })),
   // Traefik, Serving's KIngress implementation (dev/cluster/traefik.ts): its static configuration is
   // the checkout's file, named by the one flag it gets. A configuration file Traefik finds wins over
