@@ -3,7 +3,7 @@
 // real API server and Eventing: test/integration/knative-eventing.test.ts.
 import { describe, expect, it } from 'vitest';
 import { ApiError, type KubeClient } from './client.ts';
-import { createFastTick, NEED_EVERY_MS, NEEDED_AT, RETIRE_AFTER_MS } from './fast-tick.ts';
+import { createFastTick, NEED_EVERY_MS, NEEDED_AT, RETIRE_AFTER_MS, STAMP_RETRY_MS } from './fast-tick.ts';
 
 const RESYNC = '/apis/sources.knative.dev/v1/namespaces/neoset-system/pingsources/neoset-resync';
 const FAST = '/apis/sources.knative.dev/v1/namespaces/neoset-system/pingsources/neoset-rollout-tick';
@@ -104,10 +104,14 @@ describe('the fast tick', () => {
   it('never throws: a failed stamp is tried again on the next need; an unreadable fast tick is kept', async () => {
     const s = store();
     s.objects.delete(RESYNC); // nothing to copy the sink from
-    const { fastTick } = tick(s);
+    const { fastTick, pass } = tick(s);
     await expect(fastTick.need()).resolves.toBeUndefined();
     expect(s.fast()).toBeUndefined();
     s.objects.set(RESYNC, { metadata: { name: 'neoset-resync', resourceVersion: '1' }, spec: { sink: SINK } });
+    s.calls.length = 0;
+    await fastTick.need(); // within STAMP_RETRY_MS of the failure: not tried
+    expect(s.calls).toEqual([]);
+    pass(STAMP_RETRY_MS);
     await fastTick.need();
     expect(s.fast()).toBeDefined();
     expect(await fastTick.retire(null)).toBe('kept');

@@ -37,6 +37,8 @@ export const NEED_EVERY_MS = 30_000;
 /** The fast tick is deleted only when no run has stamped it for this long (> NEED_EVERY_MS + its own period). */
 export const RETIRE_AFTER_MS = 120_000;
 export const FAST_TICK_SCHEDULE = '* * * * *';
+/** After a failed stamp, the next run that needs the fast tick tries again this much later. */
+export const STAMP_RETRY_MS = 5_000;
 
 /** The fast tick as a tick read it before its sweep: its resourceVersion and needed-at (ms), or absent. */
 export type FastTickReading = { present: false } | { present: true; resourceVersion: string; neededAtMs: number | null; serverNowMs: number };
@@ -129,7 +131,13 @@ export function createFastTick(opts: FastTickOptions): FastTick {
           () => void (stampedAt = started),
           (err: Error) => {
             count('stamp', 'error');
-            opts.logger?.warn({ pingsource: `${opts.fast.namespace}/${opts.fast.name}`, error: err.message }, 'fast tick not stamped: a lost event costs up to the slow tick until a run stamps it');
+            // Tried again by a run STAMP_RETRY_MS later, not by every run meanwhile (a 403 would be each run's).
+            stampedAt = started - NEED_EVERY_MS + STAMP_RETRY_MS;
+            const forbidden = err instanceof ApiError && err.status === 403;
+            opts.logger?.[forbidden ? 'error' : 'warn'](
+              { pingsource: `${opts.fast.namespace}/${opts.fast.name}`, error: err.message },
+              forbidden ? "fast tick forbidden: the reconcile account needs knative/rbac.yaml's Role neoset:reconcile-fast-tick; a lost event costs up to the slow tick" : 'fast tick not stamped: a lost event costs up to the slow tick until a run stamps it',
+            );
           },
         )
         .finally(() => (stamping = null));
