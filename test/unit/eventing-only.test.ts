@@ -97,7 +97,9 @@ describe('knative/eventing-only/', () => {
     // …and the fast tick, which reconcile creates (NEOSET_FAST_TICK, SPEC §2.4): in no manifest.
     const fastTick = envOf(find(withOidc, 'Deployment', 'neoset-reconcile').spec.template.spec.containers[0]).NEOSET_FAST_TICK;
     expect(fastTick).toBe('neoset-rollout-tick');
-    expect(policy.spec.from.map((f: { ref: { kind: string; name: string } }) => `${f.ref.kind}/${f.ref.name}`).sort()).toEqual([...sources.map((s) => `${s.kind}/${s.metadata.name}`), `PingSource/${fastTick}`].sort());
+    // (by its OIDC ServiceAccount, Knative's name for it: a ref to a missing source fails the whole policy)
+    const from = policy.spec.from.map((f: { ref?: { kind: string; name: string }; sub?: string }) => (f.ref ? `${f.ref.kind}/${f.ref.name}` : f.sub));
+    expect(from.sort()).toEqual([...sources.map((s) => `${s.kind}/${s.metadata.name}`), `system:serviceaccount:neoset-system:${fastTick}-oidc-sources.knative.dev-pingsource`].sort());
     // Without the component nothing of it.
     expect(eventingOnly.some((m) => m.kind === 'EventPolicy' || m.spec?.subscriber?.audience)).toBe(false);
   });
