@@ -4,23 +4,15 @@
 //   - SERVICE_FILES take the machine's one service network (kube-proxy's nftables tables, the API
 //     server's interface: dev/cluster/service-network.ts) — Services and DNS, Knative Eventing and
 //     Serving, `npm run dev`, process-mode kubelets — each with control planes of their own;
+//     (EVENTING_FILES need Eventing's builds, SERVING_FILES Serving's, Traefik's and kn's too);
 //   - BALANCE_FILES are of the first lane's kind, run here for the lanes' balance.
-export const SERVICE_FILES = [
-  'dev',
-  'dev-stop',
-  'dev-host',
-  'knative-contract',
-  'knative-e2e',
-  'knative-eventing',
-  'knative-neoset',
-  'knative-serving',
-  'kubectl-logs',
-  'notifications',
-  'prometheus-knative',
-  'process-pods',
-  'process-prestop',
-  'services-dns',
-].map((name) => `test/integration/${name}.test.ts`);
+/** Service-network files on Knative Eventing, CoreDNS and kube-proxy only (no Serving, Traefik or kn). */
+export const EVENTING_FILES = ['knative-contract', 'knative-eventing', 'knative-neoset', 'kubectl-logs', 'prometheus-knative', 'process-pods', 'process-prestop', 'services-dns'].map((name) => `test/integration/${name}.test.ts`);
+
+/** Service-network files that also need Knative Serving, Traefik or kn (npm run dev's default layout is Serving's). */
+export const SERVING_FILES = ['dev', 'dev-stop', 'dev-host', 'knative-e2e', 'knative-serving', 'notifications'].map((name) => `test/integration/${name}.test.ts`);
+
+export const SERVICE_FILES = [...EVENTING_FILES, ...SERVING_FILES];
 
 /**
  * Files of the first kind that run in the second lane, on its own control plane (test/cluster/

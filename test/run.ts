@@ -10,14 +10,13 @@
 // at nice 19 (its output prefixed too): on a first run, the services stack's Go builds (CNI, CoreDNS,
 // Knative Eventing and Serving, Traefik, kn: most of a first npm test's time) overlap the first
 // lane's tests, which need only the control plane, instead of coming before them; the services lane's
-// own files that need only a control plane (test/lanes.ts BALANCE_FILES) run meanwhile, the rest
-// (SERVICE_FILES) once the builds are done — two vitest runs of that lane, one after the other.
+// own files run in three vitest runs, each as soon as what it needs is built (below).
 //
 //   node test/run.ts [--integration-only] [--prepare-services] [vitest args…]
 // With `--project` among the args, one vitest process runs just what they name.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { BALANCE_FILES, SERVICE_FILES } from './lanes.ts';
+import { BALANCE_FILES, EVENTING_FILES, SERVING_FILES } from './lanes.ts';
 
 const LANE_PREFIX = '[services] ';
 const SUMMARY = /^tests: (\d+) passed, (\d+) failed, (\d+) skipped$/;
@@ -108,22 +107,35 @@ if (vitestArgs.includes('--project')) {
     servicesRuns.push({ lane, code });
     return code;
   };
-  // Builds first when asked, then the tests that need them (not started if the builds failed). With no
-  // filter of the caller's, the lane's files that need only a control plane (BALANCE_FILES) run while
-  // the builds do: on a first run they would otherwise wait for them, then run alone at the end.
+  // Builds first when asked, then the tests that need them (not started if their builds failed). With
+  // no filter of the caller's, in three runs, one after another (never three vitest processes at once):
+  //   1. BALANCE_FILES, which need only a control plane, while the builds run;
+  //   2. EVENTING_FILES, once CNI, kube-proxy, CoreDNS and Eventing are built;
+  //   3. SERVING_FILES, once Serving, Traefik (the longest build) and kn are too.
+  // On a first run the files of 1 and 2 would otherwise wait for Traefik's build, then run alone at the end.
   const split = prepareServices && vitestArgs.length === 0;
+  const build = (name: string, only: string) => start(name, ['--only', only], LANE_PREFIX, ['nice', '-n', '19', process.execPath, 'test/cluster/prepare.ts']);
+  const failedBuild = async (builds: Lane): Promise<number> => {
+    const code = await builds.exit;
+    if (code !== 0 || stopped) servicesRuns.push({ lane: builds, code: code || 1 });
+    return code !== 0 || stopped ? code || 1 : 0;
+  };
   const servicesExit = (async (): Promise<number> => {
     if (!prepareServices) return runServices('integration-services', []);
-    const builds = start('services builds', ['--only', 'services'], LANE_PREFIX, ['nice', '-n', '19', process.execPath, 'test/cluster/prepare.ts']);
-    const early = split ? runServices('integration-services (a control plane only)', BALANCE_FILES) : Promise.resolve(0);
-    // One run of the lane at a time, as its files one at a time: never three vitest processes at once.
-    const [built, earlyCode] = await Promise.all([builds.exit, early]);
-    if (built !== 0 || stopped) {
-      servicesRuns.push({ lane: builds, code: built || 1 });
-      return built || 1;
+    if (!split) {
+      const built = await failedBuild(build('services builds', 'services'));
+      return built !== 0 ? built : runServices('integration-services', []);
     }
-    const code = await runServices(split ? 'integration-services (the services stack)' : 'integration-services', split ? SERVICE_FILES : []);
-    return earlyCode !== 0 ? earlyCode : code;
+    const eventingBuilds = failedBuild(build('services builds (Eventing)', 'services-eventing'));
+    const servingBuilds = failedBuild(build('services builds (Serving)', 'serving'));
+    const codes = [await runServices('integration-services (a control plane only)', BALANCE_FILES)];
+    const eventing = await eventingBuilds;
+    if (eventing !== 0) return eventing;
+    codes.push(await runServices('integration-services (Eventing)', EVENTING_FILES));
+    const serving = await servingBuilds;
+    if (serving !== 0) return serving;
+    codes.push(await runServices('integration-services (Serving)', SERVING_FILES));
+    return codes.find((c) => c !== 0) ?? 0;
   })();
   const [firstCode, servicesCode] = await Promise.all([first.exit, servicesExit]);
   const seconds = ((Date.now() - started) / 1000).toFixed(0);

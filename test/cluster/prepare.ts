@@ -48,13 +48,19 @@ function install(pkg: string, why: string): void {
 // which npm test's runner (test/run.ts) runs beside that lane, at nice 19, before the services lane
 // starts — a first run's Go builds overlap the first lane's tests instead of coming before them.
 // Without --only: everything (test:integration, a developer's first run).
+// `--only services-eventing` and `--only serving` split the services builds in two (CNI, kube-proxy,
+// CoreDNS and Eventing; Serving, Traefik and kn), which npm test's runner starts side by side so that
+// the tests on Eventing alone need not wait for Traefik's build, the longest.
+const ONLY = ['control-plane', 'services', 'services-eventing', 'serving'];
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
-if (only !== undefined && only !== 'control-plane' && only !== 'services') {
-  console.error(`error: --only takes control-plane or services, not ${JSON.stringify(only)}`);
+if (only !== undefined && !ONLY.includes(only)) {
+  console.error(`error: --only takes ${ONLY.join(', ')}, not ${JSON.stringify(only)}`);
   process.exit(2);
 }
+const eventingPart = only === undefined || only === 'services' || only === 'services-eventing';
+const servingPart = only === undefined || only === 'services' || only === 'serving';
 
-if (only !== 'services') {
+if (only === undefined || only === 'control-plane') {
   if (!has('openssl')) install('openssl', 'for the test certificates');
   if (!chromiumPath()) install('chromium', 'for the dashboard browser tests (or set CHROMIUM_PATH)');
   if (!has('prometheus') || !has('promtool')) install('prometheus', 'for the metrics and alert-rule tests (prometheus, promtool)');
@@ -70,28 +76,32 @@ if (only !== 'services') {
 }
 
 const started = Date.now();
-if (only !== 'services') {
+if (only === undefined || only === 'control-plane') {
   const binaries = await resolveBinaries();
   console.log(`control-plane binaries ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${Object.values(binaries).join(', ')}`);
 }
-if (only !== 'control-plane') {
+if (eventingPart || servingPart) {
   // Started first, awaited last (a failure is reported there, not as an unhandled rejection meanwhile).
   const timed = async (what: string, resolving: Promise<string>) => `${what} ${await resolving} (${((Date.now() - started) / 1000).toFixed(1)} s)`;
-  const servingBuilds = Promise.allSettled([timed('Knative Serving', resolveKnativeServing()), timed('Traefik', resolveTraefik()), timed('kn', resolveKn())]);
-  const cniStarted = Date.now();
-  const cni = await resolveCniPlugins();
-  console.log(`CNI plugins ready in ${((Date.now() - cniStarted) / 1000).toFixed(1)} s: ${cni}`);
-  const servicesStarted = Date.now();
-  const [kubeProxy, coredns] = [await resolveKubeProxy(), await resolveCoreDns()];
-  console.log(`kube-proxy and CoreDNS ready in ${((Date.now() - servicesStarted) / 1000).toFixed(1)} s: ${kubeProxy}, ${coredns}`);
-  const knativeStarted = Date.now();
-  const knative = await resolveKnativeEventing();
-  console.log(`Knative Eventing ready in ${((Date.now() - knativeStarted) / 1000).toFixed(1)} s: ${knative}`);
-  const serving = await servingBuilds;
-  const failed = serving.filter((r) => r.status === 'rejected');
-  if (failed.length > 0) {
-    console.error(`error: ${failed.map((r) => String((r as PromiseRejectedResult).reason)).join('; ')}`);
-    process.exit(2);
+  const servingBuilds = servingPart ? Promise.allSettled([timed('Knative Serving', resolveKnativeServing()), timed('Traefik', resolveTraefik()), timed('kn', resolveKn())]) : null;
+  if (eventingPart) {
+    const cniStarted = Date.now();
+    const cni = await resolveCniPlugins();
+    console.log(`CNI plugins ready in ${((Date.now() - cniStarted) / 1000).toFixed(1)} s: ${cni}`);
+    const servicesStarted = Date.now();
+    const [kubeProxy, coredns] = [await resolveKubeProxy(), await resolveCoreDns()];
+    console.log(`kube-proxy and CoreDNS ready in ${((Date.now() - servicesStarted) / 1000).toFixed(1)} s: ${kubeProxy}, ${coredns}`);
+    const knativeStarted = Date.now();
+    const knative = await resolveKnativeEventing();
+    console.log(`Knative Eventing ready in ${((Date.now() - knativeStarted) / 1000).toFixed(1)} s: ${knative}`);
   }
-  console.log(`Knative Serving, Traefik and kn ready in ${((Date.now() - started) / 1000).toFixed(1)} s from the start of this step: ${serving.map((r) => (r as PromiseFulfilledResult<string>).value).join(', ')}`);
+  if (servingBuilds) {
+    const serving = await servingBuilds;
+    const failed = serving.filter((r) => r.status === 'rejected');
+    if (failed.length > 0) {
+      console.error(`error: ${failed.map((r) => String((r as PromiseRejectedResult).reason)).join('; ')}`);
+      process.exit(2);
+    }
+    console.log(`Knative Serving, Traefik and kn ready in ${((Date.now() - started) / 1000).toFixed(1)} s from the start of this step: ${serving.map((r) => (r as PromiseFulfilledResult<string>).value).join(', ')}`);
+  }
 }
