@@ -333,7 +333,7 @@ describe('npm run dev (the real Knative Serving and Eventing, the default)', () 
     const table = k(['get', 'triggers', '-n', 'neoset-system']).trim().split('\n');
     const ready = table[0].split(/\s+/).indexOf('READY');
     const triggers = table.slice(1).map((line) => line.split(/\s+/));
-    expect(triggers.map((r) => r[0]).sort()).toEqual(['neoset-readiness-pods', 'neoset-reconcile-neosets', 'neoset-reconcile-pods', 'neoset-reconcile-resync']);
+    expect(triggers.map((r) => r[0]).sort()).toEqual(['neoset-readiness-pods', 'neoset-reconcile-neosets', 'neoset-reconcile-pods', 'neoset-reconcile-resync', 'neoset-reconcile-rollout-tick']);
     for (const row of triggers) expect(row[ready], row[0]).toBe('True');
     const readyOf = (kind: string) => JSON.parse(k(['get', kind, '-n', 'neoset-system', '-o', 'json'])).items.map((o: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }) => [o.metadata.name, o.status?.conditions?.find((c) => c.type === 'Ready')?.status]);
     expect(readyOf('brokers')).toEqual([['neoset', 'True']]);

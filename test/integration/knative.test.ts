@@ -174,7 +174,10 @@ describe('knative/', () => {
       'Pod -> neoset-readiness',
       'Pod -> neoset-reconcile',
       'dev.knative.sources.ping -> neoset-reconcile',
+      'dev.knative.sources.ping -> neoset-reconcile',
     ]);
+    // One Trigger per tick, each on its PingSource's source: the slow one and the fast one reconcile makes.
+    expect(triggers.map((t) => t.spec.filter.attributes.source).filter(Boolean).sort()).toEqual(['/apis/v1/namespaces/neoset-system/pingsources/neoset-resync', '/apis/v1/namespaces/neoset-system/pingsources/neoset-rollout-tick']);
     for (const t of triggers) {
       expect(t.spec.delivery.retry, t.metadata.name).toBeGreaterThan(0);
       expect(t.spec.delivery.backoffPolicy).toBe('exponential');
