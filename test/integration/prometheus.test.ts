@@ -87,7 +87,10 @@ describe('Prometheus scraping the functions during a rollout', () => {
       const r = await prometheus!.query(`neoset_replicas{neoset="mysql"}`);
       return r.length > 0 ? r : undefined;
     }, { timeoutMs: 30_000, intervalMs: 500 });
-    expect(replicas.map((s) => s.metric.namespace)).toEqual([NAMESPACE]);
+    // One series per function that serves the gauges: reconcile's, and admission's (which stays warm
+    // when reconcile scales to zero, SPEC §2.4); each with the NeoSet's namespace.
+    expect(replicas.map((s) => s.metric.namespace)).toEqual(replicas.map(() => NAMESPACE));
+    expect(replicas.map((s) => s.metric.job).sort()).toEqual(['neoset-admission', 'neoset-reconcile']);
     expect(replicas.every((s) => !('exported_namespace' in s.metric))).toBe(true);
     // The per-instance counters have no namespace of their own: they get the pod's.
     const reconciles = await prometheus!.query('neoset_reconcile_total');
