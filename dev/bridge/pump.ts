@@ -52,6 +52,8 @@ export interface Sink {
   target: string | FetchLike;
   /** Trigger-like filter on the event's `kind` extension ('ping' for resync ticks). */
   kinds: SinkKind[];
+  /** Trigger-like filter on the event's `source` (each tick's Trigger names its PingSource); absent: any. */
+  source?: string;
   /** The Trigger's `delivery` (default: the pump's, as a Trigger without one takes the Broker's). */
   delivery?: DeliverySpec;
   /** The subscriber's containerConcurrency (default: the pump's `parallelism`). */
@@ -275,7 +277,7 @@ export function startPump(opts: PumpOptions): Pump {
     // A PingSource sets no `kind` extension: ticks are told apart by their type.
     const kind = (event.type === PING_TYPE ? 'ping' : (event.kind ?? '')) as SinkKind;
     for (const sink of opts.sinks) {
-      if (!sink.kinds.includes(kind)) continue;
+      if (!sink.kinds.includes(kind) || (sink.source !== undefined && sink.source !== event.source)) continue;
       for (let c = 0; c < copies; c++) {
         if (opts.shuffleWindowMs) {
           window.push({ sink, event });

@@ -60,6 +60,7 @@ export function sinksFromTriggers(manifests: Manifest[], subscribers: Record<str
       return {
         target: subscribers[subscriber.ref.name],
         kinds: kindsOf(trigger),
+        ...(specOf(trigger).filter?.attributes?.source ? { source: specOf(trigger).filter.attributes.source as string } : {}),
         delivery: deliveryOf(delivery, brokers.get(broker), service.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS),
         parallelism: service.containerConcurrency || undefined,
         namespace: trigger.metadata.namespace,

@@ -128,16 +128,18 @@ describe('the Triggers of knative/eventing.yaml', () => {
 
   it('become one sink each, with their filter, delivery and the Service\'s timeout and containerConcurrency', () => {
     const pods = sinks.find((s) => s.target === 'http://reconcile/' && s.kinds[0] === 'Pod')!;
-    expect(sinks.map((s) => [s.target, s.kinds])).toEqual([
-      ['http://reconcile/', ['NeoSet']],
-      ['http://reconcile/', ['Pod']],
-      ['http://reconcile/', ['ping']],
-      ['http://readiness/', ['Pod']],
+    expect(sinks.map((s) => [s.target, s.kinds, s.source])).toEqual([
+      ['http://reconcile/', ['NeoSet'], undefined],
+      ['http://reconcile/', ['Pod'], undefined],
+      // Each tick's Trigger on its PingSource: the slow one, and the fast one reconcile makes (SPEC §2.4).
+      ['http://reconcile/', ['ping'], '/apis/v1/namespaces/neoset-system/pingsources/neoset-resync'],
+      ['http://reconcile/', ['ping'], '/apis/v1/namespaces/neoset-system/pingsources/neoset-rollout-tick'],
+      ['http://readiness/', ['Pod'], undefined],
     ]);
     expect(pods.delivery).toEqual({ retry: 5, backoffPolicy: 'exponential', backoffDelayMs: 500, timeoutMs: 60_000 });
     expect(sinks.find((s) => s.kinds[0] === 'ping')!.delivery).toMatchObject({ retry: 2, backoffDelayMs: 1000 });
     expect(sinks.find((s) => s.target === 'http://readiness/')!.delivery!.timeoutMs).toBe(30_000);
-    expect(sinks.map((s) => s.parallelism)).toEqual([50, 50, 50, 50]);
+    expect(sinks.map((s) => s.parallelism)).toEqual([50, 50, 50, 50, 50]);
   });
 
   it('the pump\'s defaults are the Broker\'s delivery and the Services\' containerConcurrency', () => {
