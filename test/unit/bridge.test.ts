@@ -263,6 +263,16 @@ describe('the pump delivers as the Broker does', () => {
     expect(sources).toEqual([`/apis/v1/namespaces/${ping.metadata.namespace}/pingsources/${ping.metadata.name}`, '/apis/v1/namespaces/ops/pingsources/resync']);
     expect(sources[0]).toBe(DEFAULT_RESYNC_SOURCE);
   });
+
+  it("delivers a tick only to the sinks whose source filter names its PingSource, as each tick's Trigger filters (SPEC §2.4)", async () => {
+    const got: string[] = [];
+    const sink = (name: string, source?: string): Sink => ({ target: () => (got.push(name), new Response(null, { status: 200 })), kinds: ['ping'], ...(source ? { source } : {}) });
+    const pump = startPump({ kubeConfig: nowhere(), sinks: [sink('slow', DEFAULT_RESYNC_SOURCE), sink('fast', '/apis/v1/namespaces/neoset-system/pingsources/neoset-rollout-tick'), sink('any')], resyncMs: 0 });
+    pump.tick();
+    await pump.idle();
+    await pump.stop();
+    expect(got.sort()).toEqual(['any', 'slow']);
+  });
 });
 
 // What test/integration/knative-contract.test.ts found the real Knative v0.50.0 sending, where the
