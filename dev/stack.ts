@@ -8,7 +8,7 @@
 import { appendFileSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createKubeClient } from '../shared/k8s/client.ts';
-import { RESYNC_SOURCE_VARIABLE, resyncSourceFromEnv } from '../shared/events/target.ts';
+import { DEFAULT_RESYNC_SOURCE, RESYNC_SOURCE_VARIABLE, resyncSourceFromEnv } from '../shared/events/target.ts';
 import { ANALYSIS_ADDRESSES_VARIABLE, analysisAddressesFromEnv } from '../shared/core/canary/addresses.ts';
 import { createCa, issueServingCert, LOOPBACK_HOSTS } from './cluster/certs.ts';
 import { PROCESS_GRACE_MS, stopInOrder, type Part } from './cluster/shutdown.ts';
@@ -175,7 +175,11 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     log(`admission webhooks registered: ${admission.url}/mutate, ${admission.url}/validate${cluster.local ? '' : ' (removed again when this stops)'}`);
 
     const recorder = opts.recordDir ? createRecorder(opts.recordDir) : undefined;
-    const sinks = sinksFromTriggers(manifests, { 'neoset-reconcile': `${reconcile.url}/`, 'neoset-readiness': `${readiness.url}/` });
+    // The pump's ticks carry resyncSource (NEOSET_RESYNC_SOURCE may name another PingSource than the
+    // manifests'): the resync Trigger's source filter follows it, as the operator's Trigger would.
+    const sinks = sinksFromTriggers(manifests, { 'neoset-reconcile': `${reconcile.url}/`, 'neoset-readiness': `${readiness.url}/` }).map((sink) =>
+      sink.source === DEFAULT_RESYNC_SOURCE ? { ...sink, source: resyncSource } : sink,
+    );
     const pump = startPump({
       kubeConfig: kc,
       sinks,
