@@ -248,22 +248,29 @@ function send(
       const chunks: Buffer[] = [];
       let kept = 0;
       res.on('data', (c: Buffer) => {
+        if (failed) return;
         if (parsed) {
           try {
             parsed.push(c);
           } catch (err) {
-            req.destroy(err as Error);
+            // Rejected here, and the request destroyed without the error: once the whole answer has
+            // arrived, its keep-alive socket is back in the agent's pool, and an error destroyed into
+            // it is emitted where nothing listens — an uncaught exception, which ends the process.
+            failed = err as Error;
+            req.destroy();
+            reject(failed);
           }
         } else if (kept < ERROR_BODY_MAX_BYTES) {
           chunks.push(c.subarray(0, ERROR_BODY_MAX_BYTES - kept));
           kept += c.length;
         }
       });
-      res.on('end', () => resolve({ statusCode, body: Buffer.concat(chunks), parsed }));
-      res.on('error', reject);
+      res.on('end', () => (failed ? reject(failed) : resolve({ statusCode, body: Buffer.concat(chunks), parsed })));
+      res.on('error', (err) => reject(failed ?? err));
     });
+    let failed: Error | undefined;
     req.setTimeout(30_000, () => req.destroy(new Error('request timed out after 30s')));
-    req.on('error', reject);
+    req.on('error', (err) => reject(failed ?? err));
     if (payload !== undefined) req.write(payload);
     req.end();
   });

@@ -1,0 +1,42 @@
+// A read refused while its answer arrives (read-budget.ts: ReadsBusy, TooLargeToDecide) fails that
+// request and nothing else. Found by memory-bounded.test.ts's sweep (2026-12-07): reconcile exited on
+// `uncaught exception` ReadsBusy. The client destroyed the request with the refusal as its error; when
+// the whole answer had already arrived, the keep-alive socket was back in the agent's pool, where that
+// error was emitted with no listener: an uncaught exception ends the process (shared/http/main.ts).
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { createKubeClient } from '../../shared/k8s/client.ts';
+import { ReadsBusy } from '../../shared/k8s/read-budget.ts';
+
+describe('a read refused by its budget', () => {
+  it.each([100, 20_000, 200_000])('fails its own request only, with the refusal, and throws nothing uncaught (answers of %i bytes)', async (size) => {
+    const body = JSON.stringify({ kind: 'Pod', metadata: { name: 'p' }, data: 'a'.repeat(size) });
+    const server = createServer((_req, res) => {
+      res.setHeader('Content-Type', 'application/json');
+      res.end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const kc = new KubeConfig();
+      kc.loadFromClusterAndUser({ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }, { name: 'u' });
+      const client = createKubeClient(kc);
+      const refusing = { charge: (bytes: number) => { if (bytes > 0) throw new ReadsBusy(bytes, 0); } };
+      const results = await Promise.allSettled(Array.from({ length: 60 }, (_, i) => client.request('GET', `/api/v1/namespaces/d/pods/p${i}`, i % 2 ? {} : { budget: refusing })));
+      // The socket errors come a tick later: let them.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(uncaught).toEqual([]);
+      results.forEach((r, i) => {
+        if (i % 2) expect(r.status, `request ${i}`).toBe('fulfilled');
+        else expect(r.status === 'rejected' && r.reason, `request ${i}`).toBeInstanceOf(ReadsBusy);
+      });
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      server.close();
+    }
+  });
+});
