@@ -2,6 +2,7 @@
 // NeoSet's, Knative's, CoreDNS's; image-table.ts fixedCommand) refuses what would make it run
 // another — a pod's command, an exec probe or hook, a workingDir of its own, a variable that makes
 // the program load code or files of the pod's choosing, a $(VAR) of its entrypoint that names a path.
+import { readFileSync } from 'node:fs';
 import type { V1Container } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { commandLine, ContainerConfigError } from '../../dev/kubelet/process/environment.ts';
@@ -45,17 +46,22 @@ describe('process mode on the host', () => {
     expect(run(c)().argv[2]).toBe('functions/reconcile/server.ts');
   });
 
-  it("refuses any args for Knative's images (--kubeconfig would name this host's admin kubeconfig) and Traefik's; CoreDNS and NeoSet's take them", async () => {
+  it("refuses any args for Knative's images (--kubeconfig would name this host's admin kubeconfig), Traefik's and CoreDNS's (-conf, -pidfile); NeoSet's take them", async () => {
     const { knativeImageTable, knativeImage } = await import('../../dev/cluster/knative.ts');
-    const table = createImageTable(knativeImageTable('/opt/eventing'), {}, { 'knative-serving-controller': '/opt/serving/controller', traefik: '/opt/traefik' });
+    const table = createImageTable(knativeImageTable('/opt/eventing'), {}, { 'knative-serving-controller': '/opt/serving/controller', traefik: '/opt/traefik', coredns: '/opt/coredns' });
     const kubeconfig = ['--kubeconfig=/root/.kube/config'];
-    for (const image of [knativeImage('controller'), knativeImage('apiserver_receive_adapter'), knativeImage('broker/filter'), 'neoset.local/knative-serving/controller:v0.50.0', 'neoset.local/traefik:v3.7.13']) {
+    for (const image of [knativeImage('controller'), knativeImage('apiserver_receive_adapter'), knativeImage('broker/filter'), 'neoset.local/knative-serving/controller:v0.50.0', 'neoset.local/traefik:v3.7.13', 'registry.k8s.io/coredns/coredns:v1.15.0']) {
       const entry = table.lookup(image)!;
       expect(entry, image).toBeDefined();
       expect(() => commandLine({ name: 'c', image, args: kubeconfig }, entry, {}, 'h'), image).toThrow(/args are not passed/);
       expect(commandLine({ name: 'c', image }, entry, {}, 'h').argv.length, image).toBeGreaterThan(0);
     }
-  });
+    // CoreDNS runs the checkout's Corefile, for the cluster's domain, whatever the pod mounts.
+    const { COREFILE_PATH } = await import('../../dev/cluster/coredns.ts');
+    const { CLUSTER_DOMAIN } = await import('../../dev/cluster/service-network.ts');
+    expect(commandLine({ name: 'c', image: 'registry.k8s.io/coredns/coredns:v1.15.0' }, table.lookup('registry.k8s.io/coredns/coredns:v1.15.0')!, {}, 'h').argv).toEqual(['/opt/coredns', '-conf', COREFILE_PATH]);
+    expect(readFileSync(COREFILE_PATH, 'utf8')).toContain(`kubernetes ${CLUSTER_DOMAIN} in-addr.arpa`);
+  }, 30_000);
 
   it("refuses a workingDir other than the image's: the entrypoint's relative server.ts would load from there", () => {
     expect(run({ name: 'c', workingDir: '/run/neoset/neoset2/pods/u/volumes/kit' })).toThrow(`workingDir /run/neoset/neoset2/pods/u/volumes/kit is not the image's (${CHECKOUT})`);

@@ -55,8 +55,11 @@ export const DEFAULT_IMAGE_TABLE: ImageTableEntry[] = [
     env: { NODE_ENV: 'production', PORT: '8080' },
     fixedCommand: true,
   },
-  // The cluster DNS (dev/cluster/coredns.ts), whatever tag the Deployment names: our build runs it.
-  { image: 'registry.k8s.io/coredns/coredns:*', entrypoint: ['{program:coredns}'], fixedCommand: true },
+  // The cluster DNS (dev/cluster/coredns.ts), whatever tag the Deployment names: our build runs it,
+  // with the checkout's Corefile. No args: `-conf` would name a Corefile of the pod's choosing (its
+  // plugins read host files: hosts, the kubernetes plugin's kubeconfig and tls) and `-pidfile` a file
+  // to write, as root on this host.
+  { image: 'registry.k8s.io/coredns/coredns:*', entrypoint: ['{program:coredns}', '-conf', '{checkout}/dev/cluster/Corefile'], fixedCommand: true, fixedArgs: true },
   // Knative Serving's components (dev/cluster/serving.ts rewrites the release's ko:// references to
   // these images), each its binary given as the program knative-serving-<cmd> (servingPrograms).
   // queue is the queue-proxy Serving's controller puts beside every revision's container. No args:
