@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { createKubeClient } from '../../shared/k8s/client.ts';
-import { ReadsBusy } from '../../shared/k8s/read-budget.ts';
+import { InstanceBudget, ReadsBusy, runBudget, TooLargeToDecide } from '../../shared/k8s/read-budget.ts';
 
 describe('a read refused by its budget', () => {
   it.each([100, 20_000, 200_000])('fails its own request only, with the refusal, and throws nothing uncaught (answers of %i bytes)', async (size) => {
@@ -36,6 +36,34 @@ describe('a read refused by its budget', () => {
       });
     } finally {
       process.off('uncaughtException', onUncaught);
+      server.close();
+    }
+  });
+
+  it("holds nothing for a run's read that arrives after the run ended (a parallel read refused first)", async () => {
+    const body = JSON.stringify({ kind: 'Pod', metadata: { name: 'p' }, data: 'a'.repeat(200_000) });
+    let slowDone!: () => void;
+    const slowAnswered = new Promise<void>((resolve) => (slowDone = resolve));
+    const server = createServer((req, res) => {
+      res.setHeader('Content-Type', 'application/json');
+      if (req.url?.includes('slow')) setTimeout(() => res.end(body, slowDone), 300);
+      else res.end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const kc = new KubeConfig();
+      kc.loadFromClusterAndUser({ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }, { name: 'u' });
+      const client = createKubeClient(kc);
+      const instance = new InstanceBudget(1e9);
+      // As a run reads its snapshot: its reads in parallel, the run over at the first failure.
+      const run = runBudget(instance, 100_000);
+      const slow = client.request('GET', '/api/v1/namespaces/d/pods/slow', { budget: run });
+      await expect(Promise.all([client.request('GET', '/api/v1/namespaces/d/pods/fast', { budget: run }), slow])).rejects.toThrow(TooLargeToDecide);
+      run.release();
+      await slowAnswered;
+      await slow.catch(() => undefined);
+      expect(instance.held).toBe(0);
+    } finally {
       server.close();
     }
   });
