@@ -323,7 +323,18 @@ type Written = { metadata?: ObjectMeta } | undefined;
 
 const keyOf = (kind: string, result: Written) => `${kind}/${result?.metadata?.uid}/${result?.metadata?.resourceVersion}`;
 
-async function applyAction(client: KubeClient, ns: string, action: Action, ctx: Ctx): Promise<void> {
+/**
+ * A write's answer is read for its metadata only (Written: uid, resourceVersion): its long strings — a
+ * created pod's or revision's template, with env values of up to a MiB — are cut from its bytes before
+ * they are parsed, as the status write's are (SPEC §2.5). A GET (createOrAdopt's read of what holds a
+ * name) is read whole.
+ */
+export function answeredForMetadata(client: KubeClient): KubeClient {
+  return { request: (verb, path, opts) => client.request(verb, path, verb === 'GET' ? opts : { longStrings: POD_LONG_STRINGS, ...opts }) };
+}
+
+async function applyAction(writer: KubeClient, ns: string, action: Action, ctx: Ctx): Promise<void> {
+  const client = answeredForMetadata(writer);
   const metaOf = (ref: ObjectRef) => ({ resourceVersion: ctx.rv(ref) });
   const preconditions = (ref: ObjectRef) => ({ kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: ref.uid, resourceVersion: ctx.rv(ref, 'DELETE') } });
   const patchPod = async (ref: ObjectRef, body: Record<string, unknown>, patch: 'merge' | 'strategic' = 'merge', path = paths.pod(ns, ref.name)) => {
