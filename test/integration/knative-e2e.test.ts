@@ -4,7 +4,7 @@
 // Serving's ingress) with NeoSet deployed as users deploy it on Knative, the functions with kn
 // (dev/cluster/neoset-on-serving.ts: `kn service apply -f knative/{reconcile,readiness}.yaml`, then
 // `kubectl apply -f knative/eventing.yaml`; npm run dev's default, `kubectl apply -k knative/`, is
-// dev.test's), brought up once for four scenarios, every state of the app namespace checked by the
+// dev.test's), brought up once for six scenarios, every state of the app namespace checked by the
 // invariant observer (test/e2e/observer.ts):
 //   1. the automated canary with a timed pause, through the real Broker to the Knative Services;
 //   2. the update hooks example (examples/hooks/): its owner as a process-mode pod, NeoSet's
@@ -15,7 +15,11 @@
 //      back to 1 and 0 (new revisions: the old ones' five pods scale in, queue-proxy draining each
 //      for its 30 s): no event dead-lettered;
 //   4. Knative's own pods killed mid-rollout (the ApiServerSource adapters, the Broker ingress, the
-//      filter, the IMC dispatcher), each once: every rollout completes.
+//      filter, the IMC dispatcher), each once: every rollout completes;
+//   5. a new function image, `kn service update --image` mid-rollout (issue 35 point 5): new
+//      revisions take over, the old one began the rollout and the new one ends it, nothing
+//      dead-lettered;
+//   6. at rest: the fast tick deleted, both functions at zero, the Knative cold start.
 // The dead-letter sink (eventing.yaml's Knative Service, min-scale 0) is kept at one pod here, so
 // that what it received can be counted. OIDC is off here (knative-neoset.test.ts proves it, on the
 // eventing-only layout): the reconcile function sends its lifecycle events to K_SINK without a token,
@@ -444,6 +448,46 @@ describe('NeoSet end to end on the real Knative Serving and Eventing', () => {
     note(`[faults] invariant checks ${observer.checks}, violations ${observer.violations.length}`);
     expect(observer.violations).toEqual([]);
   }, 700_000);
+
+  it('a new function image with kn service update --image, mid-rollout: new revisions take over, old and new deciding during the switch; nothing dead-lettered, no invariant violated', async () => {
+    const name = 'image';
+    const REPLICAS = 6;
+    const services = ['neoset-reconcile', 'neoset-readiness'];
+    // The image the manifests name, another tag: the image table runs any tag of it from this checkout.
+    const current = readFileSync(join(KNATIVE_DIR, 'reconcile.yaml'), 'utf8').match(/image: (ghcr\.io\/neoset\/neoset:\S+)/)![1];
+    const next = `${current}-next`;
+    // minReadySeconds 8: a rollout of about a minute, so that the switch (about 20 s) falls inside it.
+    await apply(neosetManifest({ name, replicas: REPLICAS, image: 'mysql:8.0', spec: { minReadySeconds: 8 }, updateStrategy: { maxUnavailable: 1 } }));
+    await until(name, `${REPLICAS} ready pods`, (n) => n.status?.readyReplicas === REPLICAS && n.status?.phase === 'Idle', 120_000);
+    const old = await Promise.all(services.map(async (s) => (await ksvc(s)).status!.latestReadyRevisionName!));
+    const letters = await deadLetters();
+    const base = await requestsPerInstance([old[0]]);
+    const t0 = Date.now();
+    await setImage(name, 'mysql:8.1');
+    await until(name, 'the first pod updated', (n) => (n.status?.updatedReplicas ?? 0) >= 1);
+    const byOld = await requestsPerInstance([old[0]]);
+    const switchedAt = Date.now();
+    await Promise.all(services.map((s) => kn(['service', 'update', s, '-n', SYSTEM_NAMESPACE, '--image', next])));
+    const fresh = await Promise.all([ksvcRolledOut('neoset-reconcile', 1), ksvcRolledOut('neoset-readiness', 0)]);
+    const switched = Date.now();
+    const atSwitch = observer.neoset(name)?.status?.updatedReplicas ?? 0;
+    // The old reconcile pod drains (queue-proxy's 30 s) after the switch: what it did until now.
+    const oldDuring = await requestsPerInstance([old[0]]).catch(() => ({}) as Record<string, number>);
+    const done = await until(name, 'Completed on mysql:8.1', completed(REPLICAS), 180_000);
+    const byNew = await requestsPerInstance([fresh[0]]);
+    const deadLettered = (await deadLetters()) - letters;
+    const sum = (counts: Record<string, number>, since: Record<string, number> = {}) => Object.entries(counts).reduce((total, [pod, n]) => total + n - (since[pod] ?? 0), 0);
+    const images = (await core().listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: `serving.knative.dev/revision=${fresh[0]}` })).items.flatMap((p) => p.spec!.containers.map((c) => c.image));
+    note(`[image] kn service update --image ${next}: revisions ${old.join(', ')} → ${fresh.join(', ')} serving in ${switched - switchedAt} ms, mid-rollout (${atSwitch} of ${REPLICAS} pods updated then); API requests: the old reconcile revision ${sum(byOld, base)} before the switch, ${Object.keys(oldDuring).length ? sum(oldDuring, base) : 'gone'} by its end; the new ${sum(byNew)}; rollout Completed ${Date.now() - t0} ms after the image edit; dead letters +${deadLettered}; invariant checks ${observer.checks}`);
+    expect(images).toContain(next);
+    expect(done.status?.currentRevision).toBe(done.status?.updateRevision);
+    // Both revisions decided on this rollout: the old one began it, the new one finished it.
+    expect(sum(byOld, base)).toBeGreaterThan(0);
+    expect(atSwitch).toBeLessThan(REPLICAS);
+    expect(sum(byNew)).toBeGreaterThan(0);
+    expect(deadLettered).toBe(0);
+    expect(observer.violations).toEqual([]);
+  }, 600_000);
 
   it('at rest (SPEC §2.4): the fast tick deleted, both functions at 0 pods; an update made at zero completes — its cold start beside a warm one, nothing dead-lettered', async () => {
     // Serving's windows shortened for this scenario (stable-window and scale-to-zero grace 6 s, as
