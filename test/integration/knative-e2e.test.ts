@@ -4,7 +4,7 @@
 // Serving's ingress) with NeoSet deployed as users deploy it on Knative, the functions with kn
 // (dev/cluster/neoset-on-serving.ts: `kn service apply -f knative/{reconcile,readiness}.yaml`, then
 // `kubectl apply -f knative/eventing.yaml`; npm run dev's default, `kubectl apply -k knative/`, is
-// dev.test's), brought up once for six scenarios, every state of the app namespace checked by the
+// dev.test's), brought up once for seven scenarios, every state of the app namespace checked by the
 // invariant observer (test/e2e/observer.ts):
 //   1. the automated canary with a timed pause, through the real Broker to the Knative Services;
 //   2. the update hooks example (examples/hooks/): its owner as a process-mode pod, NeoSet's
@@ -19,7 +19,11 @@
 //   5. a new function image, `kn service update --image` mid-rollout (issue 35 point 5): new
 //      revisions take over, the old one began the rollout and the new one ends it, nothing
 //      dead-lettered;
-//   6. at rest: the fast tick deleted, both functions at zero, the Knative cold start.
+//   6. at rest: the fast tick deleted, both functions at zero, the Knative cold start;
+//   7. Knative Serving's metrics (metrics-protocol: prometheus in knative-serving's config-observability,
+//      the activator and the autoscaler scraped by a real Prometheus from the start): the activator's
+//      requests to the functions, its latency and queue, the autoscaler's pods; every Serving expression
+//      of knative/grafana-dashboard.json on them returns a series, every alert of prometheus-rules.yaml parses.
 // The dead-letter sink (eventing.yaml's Knative Service, min-scale 0) is kept at one pod here, so
 // that what it received can be counted. OIDC is off here (knative-neoset.test.ts proves it, on the
 // eventing-only layout): the reconcile function sends its lifecycle events to K_SINK without a token,
@@ -46,6 +50,7 @@ import { imageOf, inPlace, settledOn } from '../e2e/helpers.ts';
 import { LABEL_NEOSET_NAME } from '../../shared/api/names.ts';
 import { startObserver, type NeoSetObject, type Observer } from '../e2e/observer.ts';
 import { neosetManifest } from '../e2e/stack.ts';
+import { startPrometheus, type Prometheus } from '../cluster/prometheus.ts';
 
 const NODE = 'kn-e2e';
 const APP = 'kn-e2e';
@@ -54,6 +59,9 @@ let stack: KnativeStack | undefined;
 let knBinary = '';
 let observer: Observer;
 let ticks: { events(): Promise<ReceivedEvent[]> };
+let prometheus: Prometheus | undefined;
+/** Knative Serving's components whose metrics the dashboard and the alert rules read (port 9090, `metrics`). */
+const SERVING_METRICS = ['activator', 'autoscaler'];
 const timings: string[] = [];
 const core = () => stack!.cp.kubeConfig().makeApiClient(CoreV1Api);
 const custom = () => stack!.cp.kubeConfig().makeApiClient(CustomObjectsApi);
@@ -140,6 +148,21 @@ beforeAll(async () => {
     ],
   });
   note(`stack with Knative Eventing, Serving and Traefik in ${Date.now() - started} ms`);
+  // Serving's metrics are off by default (metrics-protocol: none): what an operator sets to scrape
+  // them; read at start, so the two components are restarted.
+  await kubectl(['-n', SERVING_NAMESPACE, 'patch', 'configmap', 'config-observability', '--type=merge', '-p', JSON.stringify({ data: { 'metrics-protocol': 'prometheus' } })]);
+  await kubectl(['-n', SERVING_NAMESPACE, 'rollout', 'restart', ...SERVING_METRICS.map((d) => `deployment/${d}`)]);
+  for (const d of SERVING_METRICS) await kubectl(['-n', SERVING_NAMESPACE, 'rollout', 'status', `deployment/${d}`, '--timeout=120s']);
+  const servingPods = (await core().listNamespacedPod({ namespace: SERVING_NAMESPACE })).items.filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase === 'Running');
+  prometheus = await startPrometheus({
+    scrapeIntervalMs: 2000,
+    targets: SERVING_METRICS.map((d) => {
+      const pod = servingPods.find((p) => p.metadata?.labels?.app === d)!;
+      const port = pod.spec!.containers.flatMap((c) => c.ports ?? []).find((p) => p.name === 'metrics')!.containerPort;
+      return { job: d, url: `http://${pod.status!.podIP}:${port}/metrics`, labels: { namespace: SERVING_NAMESPACE } };
+    }),
+  });
+  await prometheus.targetsUp();
   const deployStarted = Date.now();
   try {
     await deployNeoSetOnServing(stack.cp, { deployer: 'kn', kn: knBinary, log: (l) => stack!.log.push(l), timeoutMs: 200_000 });
@@ -162,6 +185,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   observer?.stop();
+  await prometheus?.stop();
   console.log(timings.join('\n'));
   if (process.env.KNATIVE_LOG) console.log(stack?.log.join('\n'), '\n', stack?.containerLogTails());
   await stack?.stop();
@@ -550,4 +574,28 @@ describe('NeoSet end to end on the real Knative Serving and Eventing', () => {
       await autoscaler(Object.fromEntries(Object.keys(SHORT_AUTOSCALER_WINDOWS).map((k) => [k, null])));
     }
   }, 900_000);
+  it("Knative Serving's metrics in Prometheus: the activator's requests, latency and queue, the autoscaler's pods — each Serving expression of the dashboard returns a series, every alert parses", async () => {
+    // The scenarios above sent every event through the activator (containerConcurrency 50 below the
+    // target burst capacity keeps it in the path) and woke reconcile from zero.
+    const by = async (expr: string) => (await prometheus!.query(expr)).map((s): Record<string, string> => ({ ...s.metric, value: s.value[1] }));
+    const requests = await by('sum by (kn_service_name, http_response_status_code) (http_server_request_duration_seconds_count{job="activator", k8s_namespace_name="neoset-system"})');
+    const queued = await by('max_over_time(sum by (kn_revision_name) (kn_revision_request_queued{k8s_namespace_name="neoset-system"})[30m:2s])');
+    const pods = await by('sum by (kn_service_name) (kn_revision_pods_desired{k8s_namespace_name="neoset-system"})');
+    note(`[serving metrics] activator requests ${JSON.stringify(requests)}; most queued at once ${JSON.stringify(queued)}; autoscaler desired pods ${JSON.stringify(pods)}`);
+    expect(requests.filter((r) => r.kn_service_name === 'neoset-reconcile' && Number(r.value) > 0).length).toBeGreaterThan(0);
+    expect(queued.some((q) => /^neoset-reconcile-/.test(q.kn_revision_name ?? ''))).toBe(true);
+    expect(pods.map((p) => p.kn_service_name)).toEqual(expect.arrayContaining(['neoset-reconcile', 'neoset-readiness']));
+
+    const dashboard = JSON.parse(readFileSync(join(KNATIVE_DIR, 'grafana-dashboard.json'), 'utf8')) as { panels: { title: string; targets?: { expr: string }[] }[] };
+    const [rules] = parseAllDocuments(readFileSync(join(KNATIVE_DIR, 'prometheus-rules.yaml'), 'utf8')).map((d) => d.toJS() as { spec: { groups: { rules: { alert: string; expr: string }[] }[] } });
+    const served = /\b(kn_revision_|http_server_request_duration_seconds)/;
+    const panels = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ where: `dashboard "${p.title}"`, expr: t.expr.replaceAll('$__rate_interval', '1m') }))).filter(({ expr }) => served.test(expr));
+    const empty: string[] = [];
+    for (const { where, expr } of panels) if ((await prometheus!.query(expr)).length === 0) empty.push(`${where}: ${expr}`);
+    // An alert's expression returns a series when it fires: each one only parses here (PromQL errors throw).
+    for (const rule of rules.spec.groups.flatMap((g) => g.rules)) await prometheus!.query(rule.expr);
+    note(`[serving metrics] ${panels.length} dashboard expressions on the activator's and the autoscaler's series, empty: ${JSON.stringify(empty)}`);
+    expect(panels.length).toBeGreaterThanOrEqual(4);
+    expect(empty).toEqual([]);
+  }, 120_000);
 });
