@@ -108,3 +108,17 @@ export function readCountedBody(c: Context, maxBytes: number, charge: Charge): P
   const incoming = unreadIncoming(c);
   return incoming ? fromSocket(incoming, maxBytes, charge) : fromRequest(c, maxBytes, charge);
 }
+
+/**
+ * The request's body, taken once: the copies the server and Hono keep of it — incoming.rawBody (above)
+ * and the request's body cache — are let go, so that a run that lasts (a reconcile with its writes)
+ * holds what its parse of the body kept, not the body twice over: a Resource-mode event is a whole
+ * object, up to etcd's 1.5 MiB (memory-bounded.test.ts's sweep: 12 MiB of event bodies held by runs).
+ */
+export async function takeBody(c: Context): Promise<Buffer> {
+  const body = Buffer.from(await c.req.arrayBuffer());
+  const incoming = (c.env as Partial<HttpBindings> | undefined)?.incoming as (IncomingMessage & { rawBody?: unknown }) | undefined;
+  if (incoming) delete incoming.rawBody;
+  c.req.bodyCache = {};
+  return body;
+}

@@ -8,6 +8,7 @@
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { bodyBudget, boundedBody } from './body-budget.ts';
+import { takeBody } from './counted-body.ts';
 import { createLogger } from './logger.ts';
 import { BadEventError, parseEvent, type ParsedEvent } from '../events/target.ts';
 import { ApiError, type KubeClient } from '../k8s/client.ts';
@@ -94,7 +95,7 @@ export function createEventApp(opts: EventAppOptions): Hono {
     const headers: Record<string, string> = {};
     c.req.raw.headers.forEach((v, k) => (headers[k] = v));
     // Outside the try: a body that cannot be read is answered by onError (400).
-    const body = eventText(Buffer.from(await c.req.arrayBuffer()));
+    const body = eventText(await takeBody(c));
     let event: ParsedEvent | undefined;
     try {
       event = parseEvent(headers, body);

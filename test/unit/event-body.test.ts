@@ -4,6 +4,7 @@
 // arrive. Through the hono app, and once through a real listener for chunked transfer (slow senders
 // on real sockets: slow-clients.test.ts).
 import http from 'node:http';
+import type { Context } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BODY_BUDGET_BYTES, MAX_EVENT_BYTES, createEventApp } from '../../shared/http/event-app.ts';
 import { startServer, type RunningServer } from '../../shared/http/serve.ts';
@@ -193,5 +194,35 @@ describe('long string values of an event', () => {
     expect(again.status).toBe(200);
     expect(handled[1].id).toBe('e-2');
     expect((handled[1].object as typeof pod).metadata.annotations['example.com/blob']).toBe(`(neoset: ${blob.length} bytes not kept)`);
+  });
+
+  it("lets go of the body's copies once it is parsed: a run that lasts holds what the parse kept, not the body twice over", async () => {
+    let release!: () => void;
+    const hold = new Promise<void>((resolve) => (release = resolve));
+    let seen: Context | undefined;
+    const handled: ParsedEvent[] = [];
+    const app = createEventApp({
+      name: 'test',
+      logger: silent,
+      extend: (a) => a.use('/', async (c, next) => ((seen = c), next())),
+      handle: async (event) => {
+        handled.push(event);
+        await hold;
+        return [];
+      },
+    });
+    const server = await startServer({ app, port: 0, hostname: '127.0.0.1', logger: silent });
+    try {
+      const answered = fetch(`http://127.0.0.1:${server.port}/`, { method: 'POST', headers: CE_HEADERS, body: JSON.stringify(bigPod(512 * 1024)) });
+      await expect.poll(() => handled.length).toBe(1);
+      // While the run goes on: neither @hono/node-server's rawBody nor Hono's body cache holds the body.
+      expect((seen!.env as { incoming: { rawBody?: unknown } }).incoming.rawBody).toBeUndefined();
+      expect(Object.keys(seen!.req.bodyCache)).toEqual([]);
+      release();
+      expect((await answered).status).toBe(200);
+    } finally {
+      release();
+      await server.close();
+    }
   });
 });
