@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { containerEnv } from '../../dev/kubelet/process/environment.ts';
 import { createImageTable } from '../../dev/kubelet/process/image-table.ts';
 import { linkedServices, serviceEnv } from '../../dev/kubelet/process/service-env.ts';
+import { COREFILE_PATH } from '../../dev/cluster/coredns.ts';
 
 const service = (namespace: string, name: string, spec: V1Service['spec']): V1Service => ({ metadata: { namespace, name }, spec });
 const kubernetes = service('default', 'kubernetes', { clusterIP: '10.96.0.1', ports: [{ name: 'https', port: 443, protocol: 'TCP' }] });
@@ -63,7 +64,7 @@ describe('image table programs', () => {
   it('runs CoreDNS images with the program given, and simulates them without it', () => {
     expect(createImageTable([], {}).lookup('registry.k8s.io/coredns/coredns:v1.14.6')).toBeUndefined();
     const table = createImageTable([], {}, { coredns: '/cache/coredns-1.15.0/coredns' });
-    expect(table.lookup('registry.k8s.io/coredns/coredns:v1.14.6')?.entrypoint).toEqual(['/cache/coredns-1.15.0/coredns']);
+    expect(table.lookup('registry.k8s.io/coredns/coredns:v1.14.6')?.entrypoint).toEqual(['/cache/coredns-1.15.0/coredns', '-conf', COREFILE_PATH]);
     expect(table.lookup('ghcr.io/neoset/neoset:0.1.0')).toBeDefined();
   });
 });
