@@ -96,8 +96,9 @@ export interface RequestOptions {
   /** With `trim`: a list item's long string values cut from its bytes before it is parsed (long-strings.ts). */
   longStrings?: LongStrings;
   /**
-   * Charged with the answer's bytes as they arrive (what `trim` cut refunded): a charge it refuses
-   * (read-budget.ts) closes the answer's socket and the request throws that ReadRefused, unwrapped.
+   * Charged with the answer's bytes as they arrive (what `trim` cut refunded), and first with the
+   * body's, if any: a charge it refuses (read-budget.ts) sends nothing, or closes the answer's socket;
+   * the request throws that ReadRefused, unwrapped. What is charged is the caller's to give back.
    */
   budget?: ByteBudget;
 }
@@ -182,6 +183,9 @@ export function createKubeClient(kc: KubeConfig, { clock }: { clock?: () => numb
       for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
       const headers: Record<string, string> = { Accept: opts.accept ?? 'application/json' };
       const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+      // A body is held while it is sent (a template of up to 1.5 MiB, as a string and as the socket's
+      // bytes): charged to the budget first, so a refusal sends nothing.
+      if (payload !== undefined && opts.budget) opts.budget.charge(Buffer.byteLength(payload));
       if (payload !== undefined) {
         headers['Content-Type'] = opts.patch ? PATCH_CONTENT_TYPE[opts.patch] : 'application/json';
         headers['Content-Length'] = String(Buffer.byteLength(payload));

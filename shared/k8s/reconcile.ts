@@ -20,7 +20,7 @@ import { measure } from './prometheus-query.ts';
 import { listNeoSetKeys } from './neoset-keys.ts';
 import { InvalidNeoSetError, readSnapshot, readSnapshotCached } from './snapshot-reader.ts';
 import { epochMs, timedRequests, type RunTiming } from './run-timing.ts';
-import { instanceReads, ReadRefused, ReadsBusy, runBudget, snapshotMaxBytes, TooLargeToDecide, type InstanceBudget } from './read-budget.ts';
+import { instanceReads, ReadRefused, ReadsBusy, runBudget, snapshotMaxBytes, TooLargeToDecide, type ByteBudget, type InstanceBudget } from './read-budget.ts';
 import { reportTooLarge } from './too-large.ts';
 
 export interface NeoSetKey {
@@ -128,6 +128,32 @@ export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: 
   return { ...again, actions: [...first.actions, ...again.actions], reread: true };
 }
 
+/**
+ * The apply phase's requests, each charged to the instance's budget while it is in flight — its body
+ * (a created pod or revision carries the template: up to 1.5 MiB, SPEC §2.5) and its answer as it
+ * arrives — and given back once answered: a write past the budget is refused (ReadsBusy, transient)
+ * before it is sent. Not to the run's NEOSET_SNAPSHOT_MAX_BYTES: a write is not what a decision is on.
+ */
+export function chargedInFlight(client: KubeClient, instance: InstanceBudget): KubeClient {
+  return {
+    async request(verb, path, opts = {}) {
+      let held = 0;
+      const budget: ByteBudget = {
+        charge(bytes) {
+          if (bytes > 0) instance.take(bytes);
+          else instance.give(Math.min(held, -bytes));
+          held = Math.max(0, held + bytes);
+        },
+      };
+      try {
+        return await client.request(verb, path, { ...opts, budget });
+      } finally {
+        instance.give(held);
+      }
+    },
+  };
+}
+
 /** One read → decide → apply, the NeoSet from the watch cache or from etcd. */
 async function attempt(client: KubeClient, key: NeoSetKey, decider: Decider, opts: ReconcileOptions, cached: boolean): Promise<Outcome> {
   const { now = () => new Date(), sink, notify, seen, neosetSeen, defer, analysisAddresses = [] } = opts;
@@ -138,7 +164,8 @@ async function attempt(client: KubeClient, key: NeoSetKey, decider: Decider, opt
   const id = `${key.namespace}/${key.name}`;
   const stop = reconcileDuration.startTimer();
   // What the run's reads hold, given back when it is done with its snapshot (after the apply).
-  const budget = runBudget(opts.reads?.instance ?? instanceReads, opts.reads?.snapshotMaxBytes ?? snapshotMaxBytes);
+  const instance = opts.reads?.instance ?? instanceReads;
+  const budget = runBudget(instance, opts.reads?.snapshotMaxBytes ?? snapshotMaxBytes);
   const outcome = await (async (): Promise<Outcome> => {
     try {
       const read = reconcilePhase.startTimer({ phase: 'read' });
@@ -161,7 +188,7 @@ async function attempt(client: KubeClient, key: NeoSetKey, decider: Decider, opt
         plan = decider({ ...snapshot, analysis: measurement }, at);
       }
       const apply = reconcilePhase.startTimer({ phase: 'apply' });
-      const applied = await applyPlan(clock.client, snapshot, plan, { now: clock.now, sink, notify, defer, neosetFromCache }).finally(() => apply());
+      const applied = await applyPlan(chargedInFlight(clock.client, instance), snapshot, plan, { now: clock.now, sink, notify, defer, neosetFromCache }).finally(() => apply());
       return {
         ...(neosetFromCache && applied.neosetWriteLost ? { reread: true as const } : {}),
         neoset: id,

@@ -9,6 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { createKubeClient } from '../../shared/k8s/client.ts';
 import { InstanceBudget, ReadsBusy, runBudget, TooLargeToDecide } from '../../shared/k8s/read-budget.ts';
+import { chargedInFlight } from '../../shared/k8s/reconcile.ts';
 
 describe('a read refused by its budget', () => {
   it.each([100, 20_000, 200_000])('fails its own request only, with the refusal, and throws nothing uncaught (answers of %i bytes)', async (size) => {
@@ -63,6 +64,34 @@ describe('a read refused by its budget', () => {
       await slowAnswered;
       await slow.catch(() => undefined);
       expect(instance.held).toBe(0);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("charges a write's body and answer to the instance while in flight: refused before it is sent past the budget, all given back once answered", async () => {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      req.resume();
+      req.on('end', () => {
+        res.setHeader('Content-Type', 'application/json');
+        res.end(JSON.stringify({ kind: 'Pod', metadata: { name: 'p', resourceVersion: '9' } }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const kc = new KubeConfig();
+      kc.loadFromClusterAndUser({ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }, { name: 'u' });
+      const instance = new InstanceBudget(1024 * 1024);
+      const writer = chargedInFlight(createKubeClient(kc), instance);
+      const pod = (bytes: number) => ({ kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', env: [{ name: 'BLOB', value: 'e'.repeat(bytes) }] }] } });
+      await expect(writer.request('POST', '/api/v1/namespaces/d/pods', { body: pod(2 * 1024 * 1024) })).rejects.toThrow(ReadsBusy);
+      expect(seen).toEqual([]);
+      instance.take(100);
+      expect(await writer.request<{ metadata: { resourceVersion: string } }>('POST', '/api/v1/namespaces/d/pods', { body: pod(512 * 1024) })).toMatchObject({ metadata: { resourceVersion: '9' } });
+      expect(seen).toEqual(['POST /api/v1/namespaces/d/pods']);
+      expect(instance.held).toBe(100);
     } finally {
       server.close();
     }
