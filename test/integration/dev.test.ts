@@ -118,7 +118,7 @@ describe('bundled functions (dist/, the image entrypoint)', () => {
       expect(built.filter((f) => f.endsWith(suffix)).length, `${source} matches the build's output`).toBeGreaterThan(0);
     }
     for (const fn of ['reconcile', 'readiness', 'admission']) expect(built).toContain(`${fn}.mjs.map`);
-    expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "--enable-source-maps", "--max-old-space-size-percentage=50", "\/app\/main\.mjs"\]$/m);
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "--enable-source-maps", "--max-old-space-size-percentage=50", "--max-semi-space-size=8", "\/app\/main\.mjs"\]$/m);
     expect(/^ARG NODE_IMAGE=node:([\d.]+)-/m.exec(dockerfile)![1]).toBe(process.versions.node);
     // The last stage is one layer: npm removed in an earlier stage is not in the image at all.
     const stages = dockerfile.split('\n').filter((l) => l.startsWith('FROM '));
