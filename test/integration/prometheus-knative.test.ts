@@ -5,8 +5,9 @@
 // Triggers carry the walkthrough's events to a receiver (test/cluster/neoset-events.ts) that answers
 // the first delivery to the readiness Trigger with a 503 (the Broker retries it). Then every Knative
 // Eventing expression of knative/grafana-dashboard.json and knative/prometheus-rules.yaml returns a
-// series. (The Knative Serving ones, queue-proxy's and the autoscaler's, need Knative Serving, which
-// cannot run here: they are only checked to parse.) Claims the service network: run under
+// series. (The Knative Serving ones — queue-proxy's, the autoscaler's, the activator's — need Knative
+// Serving, which this Eventing-only stack does not run: they are only checked to parse here;
+// knative-e2e.test.ts scrapes the activator and the autoscaler on the Serving layout.) Claims the service network: run under
 // flock /tmp/neoset-service-network.lock. The functions' own metrics: prometheus.test.ts.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,8 +27,8 @@ const DASHBOARD = join(REPO_ROOT, 'knative', 'grafana-dashboard.json');
 const RULES = join(REPO_ROOT, 'knative', 'prometheus-rules.yaml');
 /** The data plane whose metrics the dashboard and the rules read, by Deployment. */
 const COMPONENTS = ['mt-broker-ingress', 'mt-broker-filter', 'imc-dispatcher'];
-/** Knative Serving's series (queue-proxy, autoscaler): no Serving here. */
-const SERVING = /\bkn_(serving|revision)_/;
+/** Knative Serving's series (queue-proxy, the autoscaler, the activator's requests): no Serving here; knative-e2e.test checks them. */
+const SERVING = /\bkn_(serving|revision)_|\bhttp_server_request_duration_seconds/;
 
 let stack: KnativeStack | undefined;
 let eventing: NeoSetEventing;
