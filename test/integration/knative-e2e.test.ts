@@ -19,7 +19,8 @@
 //   5. a new function image, `kn service update --image` mid-rollout (issue 35 point 5): new
 //      revisions take over, the old one began the rollout and the new one ends it, nothing
 //      dead-lettered;
-//   6. at rest: the fast tick deleted, both functions at zero, the Knative cold start;
+//   6. at rest: the fast tick deleted, both functions at zero, the Knative cold start; then an event
+//      lost at rest (the NeoSet Trigger deleted), recovered by the slow tick (made every minute here);
 //   7. Knative Serving's metrics (metrics-protocol: prometheus in knative-serving's config-observability,
 //      the activator and the autoscaler scraped by a real Prometheus from the start): the activator's
 //      requests to the functions, its latency and queue, the autoscaler's pods; every Serving expression
@@ -513,11 +514,12 @@ describe('NeoSet end to end on the real Knative Serving and Eventing', () => {
     expect(observer.violations).toEqual([]);
   }, 600_000);
 
-  it('at rest (SPEC §2.4): the fast tick deleted, both functions at 0 pods; an update made at zero completes — its cold start beside a warm one, nothing dead-lettered', async () => {
+  it('at rest (SPEC §2.4): the fast tick deleted, both functions at 0 pods; an update made at zero completes — its cold start beside a warm one, nothing dead-lettered; an event lost at rest recovered by the slow tick', async () => {
     // Serving's windows shortened for this scenario (stable-window and scale-to-zero grace 6 s, as
     // knative-serving.test's; Serving's defaults take a minute and a half more to reach zero).
     const autoscaler = (data: Record<string, string | null>) => kubectl(['-n', SERVING_NAMESPACE, 'patch', 'configmap', 'config-autoscaler', '--type=merge', '-p', JSON.stringify({ data })]);
     await autoscaler(SHORT_AUTOSCALER_WINDOWS);
+    const resync = (schedule: string) => kubectl(['-n', SYSTEM_NAMESPACE, 'patch', 'pingsource', 'neoset-resync', '--type=merge', '-p', JSON.stringify({ spec: { schedule } })]);
     try {
       // The manifests' min-scale (0) again, after the scenarios above held instances warm.
       await Promise.all([kn(['service', 'update', 'neoset-reconcile', '-n', SYSTEM_NAMESPACE, '--scale-min', '0']), kn(['service', 'update', 'neoset-readiness', '-n', SYSTEM_NAMESPACE, '--scale-min', '0'])]);
@@ -570,10 +572,37 @@ describe('NeoSet end to end on the real Knative Serving and Eventing', () => {
       note(`[at rest] Knative cold start (update at 0 pods → first pod drained): ${cold} ms; warm: ${warm} ms; dead letters +${deadLettered}`);
       expect(deadLettered).toBe(0);
       expect(observer.violations).toEqual([]);
+
+      // An event lost at rest (SPEC §2.4): recovered by the slow tick, the only one then. Its 10 minutes
+      // made a minute here; the fast tick removed as an idle sweep would; the NeoSet Trigger deleted, so
+      // the update's event reaches no one.
+      await resync('* * * * *');
+      const pingsources = { group: 'sources.knative.dev', version: 'v1', namespace: SYSTEM_NAMESPACE, plural: 'pingsources' };
+      await custom().deleteNamespacedCustomObject({ ...pingsources, name: 'neoset-rollout-tick' }).catch(() => undefined);
+      const triggers = { group: 'eventing.knative.dev', version: 'v1', namespace: SYSTEM_NAMESPACE, plural: 'triggers' };
+      const kept = (await custom().getNamespacedCustomObject({ ...triggers, name: 'neoset-reconcile-neosets' })) as { metadata: Record<string, unknown>; spec: unknown };
+      await custom().deleteNamespacedCustomObject({ ...triggers, name: 'neoset-reconcile-neosets' });
+      try {
+        await waitFor(async () => (await functionPods()).length === 0, { what: 'reconcile and readiness at 0 pods again', timeoutMs: 180_000, intervalMs: 500 });
+        expect(await fastTick()).toBe(false);
+        const lostAt = Date.now();
+        await setImage(name, 'mysql:8.3');
+        await observer.until(`${name}: a pod draining after a lost event`, () => drained(lostAt)(observer.neoset(name)!, observer.pods(name)), 150_000);
+        const recovered = Date.now() - lostAt;
+        const tickSources = [...new Set((await ticks.events()).filter((e) => Date.parse(e.attributes.time) >= lostAt - 1000).map((e) => e.attributes.source))];
+        note(`[at rest] an event lost at rest (no NeoSet Trigger, no fast tick, both functions at 0 pods): the rollout began ${recovered} ms after the update, woken by the slow tick (every minute here, every 10 in knative/eventing.yaml); ticks since from ${JSON.stringify(tickSources)}`);
+        expect(recovered).toBeLessThan(150_000);
+      } finally {
+        const { name: triggerName, namespace, labels, annotations } = kept.metadata as { name: string; namespace: string; labels?: unknown; annotations?: unknown };
+        await custom().createNamespacedCustomObject({ ...triggers, body: { apiVersion: 'eventing.knative.dev/v1', kind: 'Trigger', metadata: { name: triggerName, namespace, labels, annotations }, spec: kept.spec } });
+      }
+      await until(name, 'Completed on mysql:8.3', completed(3), 180_000);
+      expect(observer.violations).toEqual([]);
     } finally {
       await autoscaler(Object.fromEntries(Object.keys(SHORT_AUTOSCALER_WINDOWS).map((k) => [k, null])));
+      await resync('*/10 * * * *');
     }
-  }, 900_000);
+  }, 1_200_000);
   it("Knative Serving's metrics in Prometheus: the activator's requests, latency and queue, the autoscaler's pods — each Serving expression of the dashboard returns a series, every alert parses", async () => {
     // The scenarios above sent every event through the activator (containerConcurrency 50 below the
     // target burst capacity keeps it in the path) and woke reconcile from zero.
