@@ -242,6 +242,8 @@ function send(
   { date, warning, withoutManagedFields, trim, longStrings, budget }: Pick<RequestOptions, 'date' | 'warning' | 'withoutManagedFields' | 'trim' | 'longStrings' | 'budget'>,
 ): Promise<{ statusCode: number; body: Buffer; parsed?: AnswerParser }> {
   return new Promise((resolve, reject) => {
+    // A parse or a charge that threw: the answer is not read on, the request rejects with it.
+    let failed: Error | undefined;
     const req = transport.request(url, opts, (res) => {
       // At the headers, not the body's end: the earlier the receipt is taken, the tighter the bound.
       const header = res.headers.date;
@@ -272,7 +274,6 @@ function send(
       res.on('end', () => (failed ? reject(failed) : resolve({ statusCode, body: Buffer.concat(chunks), parsed })));
       res.on('error', (err) => reject(failed ?? err));
     });
-    let failed: Error | undefined;
     req.setTimeout(30_000, () => req.destroy(new Error('request timed out after 30s')));
     req.on('error', (err) => reject(failed ?? err));
     if (payload !== undefined) req.write(payload);

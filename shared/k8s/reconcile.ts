@@ -20,7 +20,7 @@ import { measure } from './prometheus-query.ts';
 import { listNeoSetKeys } from './neoset-keys.ts';
 import { InvalidNeoSetError, readSnapshot, readSnapshotCached } from './snapshot-reader.ts';
 import { epochMs, timedRequests, type RunTiming } from './run-timing.ts';
-import { instanceReads, ReadRefused, ReadsBusy, runBudget, snapshotMaxBytes, TooLargeToDecide, type ByteBudget, type InstanceBudget } from './read-budget.ts';
+import { instanceReads, ReadRefused, ReadsBusy, runBudget, snapshotMaxBytes, TooLargeToDecide, type InstanceBudget } from './read-budget.ts';
 import { reportTooLarge } from './too-large.ts';
 
 export interface NeoSetKey {
@@ -137,18 +137,11 @@ export async function reconcileOne(client: KubeClient, key: NeoSetKey, decider: 
 export function chargedInFlight(client: KubeClient, instance: InstanceBudget): KubeClient {
   return {
     async request(verb, path, opts = {}) {
-      let held = 0;
-      const budget: ByteBudget = {
-        charge(bytes) {
-          if (bytes > 0) instance.take(bytes);
-          else instance.give(Math.min(held, -bytes));
-          held = Math.max(0, held + bytes);
-        },
-      };
+      const budget = runBudget(instance, Infinity);
       try {
         return await client.request(verb, path, { ...opts, budget });
       } finally {
-        instance.give(held);
+        budget.release();
       }
     },
   };
