@@ -16,7 +16,7 @@ import { KNATIVE_EVENTING_VERSION, KNATIVE_NAMESPACE } from '../../dev/cluster/k
 import type { ManagedProcess } from '../../dev/cluster/processes.ts';
 import { startKnativeDevStack } from '../../dev/knative-stack.ts';
 import { SYSTEM_NAMESPACE } from '../../dev/manifests.ts';
-import { containerLog } from '../../test/cluster/container-logs.ts';
+import { containerLog } from '../../dev/kubelet/process/container-logs.ts';
 import { installFlowSchemas, NEOSET_FUNCTIONS } from './api-metrics.ts';
 import { descendants, type CpuGroup } from './cpu.ts';
 import { startKubelets } from './fleet-stack.ts';

@@ -45,7 +45,7 @@ import { runProcess } from '../../dev/cluster/processes.ts';
 import { waitFor } from '../../dev/kubelet/wait-for.ts';
 import { KNATIVE_DIR, SYSTEM_NAMESPACE } from '../../dev/manifests.ts';
 import type { Pod } from '../../shared/core/objects.ts';
-import { knativeComplaints } from '../cluster/container-logs.ts';
+import { knativeComplaints } from '../../dev/kubelet/process/container-logs.ts';
 import { readyObject, startKnativeStack, startReceiver, type KnativeStack, type ReceivedEvent } from '../cluster/knative-stack.ts';
 import { imageOf, inPlace, settledOn } from '../e2e/helpers.ts';
 import { LABEL_NEOSET_NAME } from '../../shared/api/names.ts';

@@ -1,11 +1,11 @@
 // What a process-mode pod's containers wrote, read from the kubelet's per-container log files
 // (dev/kubelet/process: <STATE_ROOT>/<bridge>/pods/<uid>/logs/<container>/<restartCount>.log), for
-// tests that want every start's output at once (`kubectl logs` serves one start: dev/kubelet/log-server.ts).
+// tests and benchmarks that want every start's output at once (`kubectl logs` serves one start: dev/kubelet/log-server.ts).
 // A deleted pod's files go with it.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
-import { STATE_ROOT } from '../../dev/kubelet/process/network.ts';
+import { STATE_ROOT } from './network.ts';
 
 /** Every log line a pod's container wrote (all its starts, in order). */
 export function containerLog(pod: V1Pod, container: string): string[] {

@@ -4,11 +4,11 @@
 //   batch start: 1,000 pods Ready on v1, the template just changed to v2 — the plan creates the
 //                revision and starts 100 in-place updates;
 //   mid-rollout: 100 pods done on v2, 100 updating in place (waiting for the kubelet), 800 on v1.
-//   node bench/decide.ts            (PODS=1000 RUNS=300 to change)
-import { ANNOTATION_INPLACE_STATE } from '../shared/api/names.ts';
-import { decide } from '../shared/core/decide.ts';
-import type { Snapshot } from '../shared/core/snapshot.ts';
-import { World } from '../test/unit/world.ts';
+//   node test/bench/decide.ts            (PODS=1000 RUNS=300 to change)
+import { ANNOTATION_INPLACE_STATE } from '../../shared/api/names.ts';
+import { decide } from '../../shared/core/decide.ts';
+import type { Snapshot } from '../../shared/core/snapshot.ts';
+import { World } from '../unit/world.ts';
 
 const PODS = Number(process.env.PODS ?? 1000);
 const RUNS = Number(process.env.RUNS ?? 300);
