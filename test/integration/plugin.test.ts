@@ -15,7 +15,10 @@ import { neosetManifest, startStack, type Stack } from '../e2e/stack.ts';
 import { listRevisions, readNeoSet } from '../../bin/neoset/neosets.ts';
 import { undoPatch } from '../../shared/core/revisions/rollback.ts';
 import { promotePatch } from '../../shared/core/update/promotion.ts';
-import { writeNeoSet } from '../../bin/neoset/write.ts';
+import { ATTEMPTS, writeNeoSet } from '../../bin/neoset/write.ts';
+import { setPause } from '../../bin/neoset/commands/pause.ts';
+import type { KubeClient } from '../../shared/k8s/client.ts';
+import { paths } from '../../shared/k8s/paths.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin');
 const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
@@ -241,6 +244,35 @@ describe("the seeds' canary flow, done with kubectl neoset", () => {
     const message = `neoset.neo.io/${NAME} was changed by someone else while this command ran; nothing was written: run it again`;
     await expect(writeNeoSet(stack.client, stale, { patch: 'json', body: undoPatch(stale, revisions[0]) })).rejects.toThrow(message);
     await expect(writeNeoSet(stack.client, stale, { patch: 'merge', body: promotePatch(stale, { from: 0, to: 0, resumes: true }) })).rejects.toThrow(message);
+  });
+
+  it("pause decides again when someone else's write lands between its read and its write — the controller's, mid-rollout — and still stops on a change to what it decided on", async () => {
+    const OTHER = 'interleaved';
+    await applyNeoSet(stack, neosetManifest({ name: OTHER, replicas: 1, image: 'mysql:8.0' }));
+    // The client the command uses, with someone else's write put before each of its first `times` PATCHes.
+    const interleaved = (before: () => Promise<unknown>, times: number): KubeClient => ({
+      async request(verb, p, opts) {
+        if (verb === 'PATCH' && times-- > 0) await before();
+        return stack.client.request(verb, p, opts);
+      },
+    });
+    const labelled = (i: number) => () => patchNeoSet(stack, OTHER, { metadata: { labels: { touched: `by-someone-else-${i}` } } });
+    let n = 0;
+    expect(await setPause({ client: interleaved(() => labelled(n++)(), 1), namespace: stack.namespace }, OTHER, true)).toBe(`neoset.neo.io/${OTHER} paused`);
+    expect((await readNeoSet(stack.client, stack.namespace, OTHER)).spec.updateStrategy.pause).toBe(true);
+    // Someone else's write before every attempt: it gives up after ATTEMPTS and says so, nothing written.
+    const message = `neoset.neo.io/${OTHER} was changed by someone else while this command ran; nothing was written: run it again`;
+    await expect(setPause({ client: interleaved(() => labelled(n++)(), ATTEMPTS), namespace: stack.namespace }, OTHER, false)).rejects.toThrow(message);
+    expect((await readNeoSet(stack.client, stack.namespace, OTHER)).spec.updateStrategy.pause).toBe(true);
+    // What pause decided on changed in between (someone else resumed): it stops at once.
+    const resumedBySomeoneElse = () => patchNeoSet(stack, OTHER, { spec: { updateStrategy: { pause: false } } });
+    const attempts: string[] = [];
+    const once = interleaved(resumedBySomeoneElse, 1);
+    const counting: KubeClient = { request: (verb, p, opts) => (verb === 'PATCH' && attempts.push(p), once.request(verb, p, opts)) };
+    await expect(setPause({ client: counting, namespace: stack.namespace }, OTHER, false)).rejects.toThrow(message);
+    expect(attempts).toHaveLength(1);
+    expect((await readNeoSet(stack.client, stack.namespace, OTHER)).spec.updateStrategy.pause).toBe(false);
+    await stack.client.request('DELETE', paths.neoset(stack.namespace, OTHER));
   });
 
   it('no invariant was violated in any observed state', () => {

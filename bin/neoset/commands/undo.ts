@@ -1,7 +1,7 @@
 import type { Cluster } from '../cluster.ts';
 import { CliError, ConflictError, EXIT_API, notFound } from '../errors.ts';
-import { listRevisions, readNeoSet, ref } from '../neosets.ts';
-import { writeNeoSet } from '../write.ts';
+import { listRevisions, ref } from '../neosets.ts';
+import { conflictMessage, decideAndWrite, writeNeoSet } from '../write.ts';
 import { formatUndoDryRun } from '../undo-view.ts';
 import type { NeoSet } from '../../../shared/api/neoset.ts';
 import { hasTemplateOf, templateOf, undoPatch, undoTarget } from '../../../shared/core/revisions/rollback.ts';
@@ -46,7 +46,7 @@ async function refusalOf(client: KubeClient, neoset: NeoSet, body: object[]): Pr
     await client.request('PATCH', paths.neoset(namespace, name), { patch: 'json', body, query: { dryRun: 'All' } });
     return null;
   } catch (err) {
-    if (err instanceof ApiError && err.isConflict) throw new ConflictError(`${ref(name)} was changed by someone else while this command ran: run it again`);
+    if (err instanceof ApiError && err.isConflict) throw new ConflictError(conflictMessage(name));
     if (err instanceof ApiError && err.status >= 400 && err.status < 500) return err.serverMessage;
     throw err;
   }
@@ -57,7 +57,13 @@ async function refusalOf(client: KubeClient, neoset: NeoSet, body: object[]): Pr
  * Returns what it did, as the CLI prints it and the dashboard shows it.
  */
 export async function undo({ client, namespace }: Cluster, name: string, toRevision: number | undefined, opts: UndoOptions = {}): Promise<string> {
-  const neoset = await readNeoSet(client, namespace, name);
+  // Decided on the spec: the revision to go back to is the one before the template read.
+  return decideAndWrite(client, namespace, name, (n) => n.spec, (neoset) => undoOn(client, neoset, toRevision, opts));
+}
+
+/** One attempt, decided on `neoset` and written conditional on its resourceVersion. */
+async function undoOn(client: KubeClient, neoset: NeoSet, toRevision: number | undefined, opts: UndoOptions): Promise<string> {
+  const { name, namespace = 'default' } = neoset.metadata;
   const revisions = await listRevisions(client, neoset);
   const target = undoTarget(neoset, revisions, toRevision);
   if (!target) {
