@@ -114,10 +114,13 @@ export function readCountedBody(c: Context, maxBytes: number, charge: Charge): P
  * and the request's body cache — are let go, so that a run that lasts (a reconcile with its writes)
  * holds what its parse of the body kept, not the body twice over: a Resource-mode event is a whole
  * object, up to etcd's 1.5 MiB (memory-bounded.test.ts's sweep: 12 MiB of event bodies held by runs).
+ * The body is the caller's: a joined one (past a socket's read) is its to release (buffer-release.ts).
  */
 export async function takeBody(c: Context): Promise<Buffer> {
-  const body = Buffer.from(await c.req.arrayBuffer());
   const incoming = (c.env as Partial<HttpBindings> | undefined)?.incoming as (IncomingMessage & { rawBody?: unknown }) | undefined;
+  // The bytes fromSocket gathered, as they are: c.req.arrayBuffer() would copy them.
+  const raw = incoming?.rawBody;
+  const body = Buffer.isBuffer(raw) ? raw : Buffer.from(await c.req.arrayBuffer());
   if (incoming) delete incoming.rawBody;
   c.req.bodyCache = {};
   return body;

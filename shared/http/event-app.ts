@@ -9,6 +9,7 @@ import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { bodyBudget, boundedBody } from './body-budget.ts';
 import { takeBody } from './counted-body.ts';
+import { releaseBuffer } from '../buffer-release.ts';
 import { createLogger } from './logger.ts';
 import { BadEventError, parseEvent, type ParsedEvent } from '../events/target.ts';
 import { ApiError, type KubeClient } from '../k8s/client.ts';
@@ -95,7 +96,10 @@ export function createEventApp(opts: EventAppOptions): Hono {
     const headers: Record<string, string> = {};
     c.req.raw.headers.forEach((v, k) => (headers[k] = v));
     // Outside the try: a body that cannot be read is answered by onError (400).
-    const body = eventText(await takeBody(c));
+    const bytes = await takeBody(c);
+    const body = eventText(bytes);
+    // The event is its text now (long strings cut): the bytes are freed at once, not at the next collection.
+    releaseBuffer(bytes);
     let event: ParsedEvent | undefined;
     try {
       event = parseEvent(headers, body);

@@ -14,6 +14,7 @@
 //
 // Every byte is charged to `budget` as it arrives and what a trim cut is refunded, so a charge is
 // refused (read-budget.ts) before an answer larger than allowed is buffered.
+import { releaseBuffer } from '../buffer-release.ts';
 import type { ByteBudget } from './read-budget.ts';
 import { textWithoutLongStrings, type LongStrings } from './long-strings.ts';
 import { BACKSLASH, CLOSE, CLOSE_BRACE, HEAD_MAX_BYTES, ITEMS, QUOTE, WHOLE_PARSE_MAX_BYTES, isSpace, parseItem, parseJsonBody } from './json-body.ts';
@@ -75,8 +76,11 @@ export function answerParser({ withoutManagedFields = false, trim, longStrings, 
       if (!whole && size > WHOLE_PARSE_MAX_BYTES) {
         const body = Buffer.concat(chunks);
         list = listStream(body, { withoutManagedFields, longStrings }, keep, maxObjectBytes);
-        if (list) chunks = [];
-        else {
+        if (list) {
+          chunks = [];
+          // The list keeps a copy of what it has not parsed yet.
+          releaseBuffer(body);
+        } else {
           chunks = [body];
           whole = true;
         }
@@ -85,21 +89,32 @@ export function answerParser({ withoutManagedFields = false, trim, longStrings, 
     },
     end() {
       if (list) return list.end();
-      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      // Ours to free once parsed: a concatenation (of the chunks, or of those before `whole` and the rest).
+      const own = chunks.length > 1 ? Buffer.concat(chunks) : whole ? chunks[0] : undefined;
+      if (chunks.length > 1 && whole) releaseBuffer(chunks[0]);
+      const body = own ?? chunks[0] ?? Buffer.alloc(0);
       chunks = [];
-      if (body.length === 0) return undefined;
-      // One object whose long strings the caller does not read (a write's answer: its resourceVersion).
-      if (longStrings && body.length > longStrings.over && !withoutManagedFields) {
-        const parsed = JSON.parse(textWithoutLongStrings(body, longStrings)) as { items?: unknown } | null;
-        if (!Array.isArray(parsed?.items)) return parsed;
+      try {
+        return parseWhole(body);
+      } finally {
+        releaseBuffer(own);
       }
-      const parsed = parseJsonBody(body, { withoutManagedFields });
-      // A small list: its items trimmed as a streamed one's are (managedFields already left out: not refunded).
-      const items = (parsed as { items?: unknown } | null)?.items;
-      if (trim && Array.isArray(items)) for (const item of items) keep(item, Infinity, 0);
-      return parsed;
     },
   };
+  /** The answer from all of its bytes at once (an object, or a list too small to stream). */
+  function parseWhole(body: Buffer): unknown {
+    if (body.length === 0) return undefined;
+    // One object whose long strings the caller does not read (a write's answer: its resourceVersion).
+    if (longStrings && body.length > longStrings.over && !withoutManagedFields) {
+      const parsed = JSON.parse(textWithoutLongStrings(body, longStrings)) as { items?: unknown } | null;
+      if (!Array.isArray(parsed?.items)) return parsed;
+    }
+    const parsed = parseJsonBody(body, { withoutManagedFields });
+    // A small list: its items trimmed as a streamed one's are (managedFields already left out: not refunded).
+    const items = (parsed as { items?: unknown } | null)?.items;
+    if (trim && Array.isArray(items)) for (const item of items) keep(item, Infinity, 0);
+    return parsed;
+  }
 }
 
 /**
@@ -167,13 +182,16 @@ function listStream(body: Buffer, { withoutManagedFields, longStrings }: { witho
       // hundred KiB each left the process's RSS at 250 MiB for a 200 MB list whose kept items were
       // 30 MiB of heap (glibc keeps what malloc returned; bench on 2026-12-07).
       const offset = pending.byteOffset - store.byteOffset;
-      const length = pending.length + chunk.length;
+      const kept = pending.length;
+      const length = kept + chunk.length;
       if (length > store.length) {
         const grown = Buffer.allocUnsafeSlow(Math.max(length, store.length * 2));
         pending.copy(grown, 0);
+        // Freed now (pending, its view, reads as empty from here): a 1 MiB item grows it 4 times.
+        releaseBuffer(store);
         store = grown;
-      } else if (offset > 0) store.copyWithin(0, offset, offset + pending.length);
-      chunk.copy(store, pending.length);
+      } else if (offset > 0) store.copyWithin(0, offset, offset + kept);
+      chunk.copy(store, kept);
       pending = store.subarray(0, length);
       advance();
     },
@@ -194,6 +212,7 @@ function listStream(body: Buffer, { withoutManagedFields, longStrings }: { witho
         }
       }
       head.items = items;
+      releaseBuffer(store);
       return head;
     },
   };
