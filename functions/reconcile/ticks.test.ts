@@ -36,7 +36,7 @@ describe('resync ticks to one instance', () => {
   });
 
   it('a run refused for the instance read budget (ReadsBusy) tries again within the sweep, not at the next tick', async () => {
-    // Each NeoSet read (a run reads it twice: cache, then etcd) holds 6 MiB of the instance's 48 MiB until its run ends: five at once pass it.
+    // Each NeoSet read (a run reads it twice: cache, then etcd) holds 2 MiB of the instance's 16 MiB until its run ends: five at once pass it.
     const refused: string[] = [];
     const client: KubeClient = {
       request: async <T,>(verb: string, path: string, opts?: { budget?: { charge(bytes: number): void } }): Promise<T> => {
@@ -44,7 +44,7 @@ describe('resync ticks to one instance', () => {
         if (path === '/apis/neo.io/v1alpha1/neosets') return { items: NEOSETS.map((name) => ({ metadata: { namespace: 'default', name } })) } as T;
         if (path.endsWith('/pods') || path.endsWith('/controllerrevisions')) return { items: [] } as T;
         try {
-          opts?.budget?.charge(6 * 1024 * 1024);
+          opts?.budget?.charge(2 * 1024 * 1024);
         } catch (err) {
           refused.push(path);
           throw err;

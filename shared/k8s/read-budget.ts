@@ -119,11 +119,13 @@ export const INSTANCE_VARIABLE = 'NEOSET_READ_BUDGET_BYTES';
  */
 export const SNAPSHOT_MAX_BYTES = 16 * MiB;
 /**
- * All runs of an instance together: three snapshots at the limit, or 16 sweep runs of 3 MiB each. Parsed,
- * a pod's JSON takes about 1.4 times its bytes of heap (a MiB string about its length): 48 MiB held is
- * about 70 MiB of a 128 MiB heap (--max-old-space-size, README "Memory").
+ * All runs of an instance together: one snapshot at the limit, or 32 sweep runs (SWEEP_PARALLELISM) of
+ * 512 KiB each. Parsed, a pod's JSON takes about 1.4 times its bytes of heap (a MiB string about its
+ * length). 48 MiB, the default until 2026-12-08, held 60 of memory-bounded.test.ts's 1 MiB NeoSets at
+ * once and put reconcile's VmHWM at 296–309 MiB, past the manifests' 256 Mi; at 16 MiB it was 257 MiB,
+ * and 247 MiB with the image's glibc settings (Dockerfile; README "Memory").
  */
-export const READ_BUDGET_BYTES = 48 * MiB;
+export const READ_BUDGET_BYTES = 16 * MiB;
 
 /** A byte count from the environment (a positive integer), else `fallback`. */
 export function bytesFromEnv(variable: string, fallback: number, env: NodeJS.ProcessEnv = process.env): number {

@@ -119,6 +119,9 @@ describe('bundled functions (dist/, the image entrypoint)', () => {
     }
     for (const fn of ['reconcile', 'readiness', 'admission']) expect(built).toContain(`${fn}.mjs.map`);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "--enable-source-maps", "--max-old-space-size-percentage=50", "--max-semi-space-size=8", "\/app\/main\.mjs"\]$/m);
+    // glibc's settings memory-bounded.test.ts measures the functions with.
+    expect(dockerfile).toMatch(/^ {4}MALLOC_ARENA_MAX=2 \\$/m);
+    expect(dockerfile).toMatch(/^ {4}MALLOC_MMAP_THRESHOLD_=131072$/m);
     expect(/^ARG NODE_IMAGE=node:([\d.]+)-/m.exec(dockerfile)![1]).toBe(process.versions.node);
     // The last stage is one layer: npm removed in an earlier stage is not in the image at all.
     const stages = dockerfile.split('\n').filter((l) => l.startsWith('FROM '));
