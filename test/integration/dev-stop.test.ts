@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { poll } from '../../dev/cluster/wait.ts';
 import { imagePatch, kubectlOn } from '../e2e/readme-walkthrough.ts';
 import { devMainPid, footprint, leftOf, pressCtrlCOnKnative } from '../e2e/footprint.ts';
@@ -175,9 +175,15 @@ describe('Ctrl-C of npm run dev on the real Knative (its pods, network namespace
 });
 
 describe('npm run cluster:down, and Ctrl-C of cluster:up', () => {
-  const home = mkdtempSync(join(tmpdir(), 'neoset-cluster-stop-'));
-  const env = { ...process.env, NEOSET_CLUSTER_HOME: home };
+  // Made in beforeAll, not when the file is collected: a run of other tests (-t) would leave it behind.
+  let home = '';
+  let env: NodeJS.ProcessEnv = {};
+  beforeAll(() => {
+    home = mkdtempSync(join(tmpdir(), 'neoset-cluster-stop-'));
+    env = { ...process.env, NEOSET_CLUSTER_HOME: home };
+  });
   afterAll(() => {
+    if (!home) return;
     spawnSync('npm', ['run', 'cluster:down'], { cwd: REPO_ROOT, env });
     rmSync(home, { recursive: true, force: true });
   });
