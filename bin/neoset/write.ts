@@ -1,5 +1,6 @@
 // Writes to a NeoSet, each guarded by the resourceVersion it was computed from (SPEC §2): if someone
-// else changed the NeoSet in between, the command stops and says so instead of overwriting them.
+// else changed the NeoSet in between, the command decides again on a fresh read when what it decided
+// on is unchanged (decideAndWrite), and otherwise stops and says so instead of overwriting them.
 import { isDeepStrictEqual } from 'node:util';
 import type { NeoSet } from '../../shared/api/neoset.ts';
 import { ApiError, type KubeClient, type PatchType } from '../../shared/k8s/client.ts';
@@ -10,7 +11,10 @@ import { readNeoSet, ref } from './neosets.ts';
 /** How many times a command is decided again from a fresh read before its conflict is reported. */
 export const ATTEMPTS = 5;
 
-export const conflictMessage = (name: string) => `${ref(name)} was changed by someone else while this command ran; nothing was written: run it again`;
+/** A write of `name` the API server refused as stale (409) becomes the command's ConflictError; anything else passes. */
+export function throwIfConflict(err: unknown, name: string): void {
+  if (err instanceof ApiError && err.isConflict) throw new ConflictError(`${ref(name)} was changed by someone else while this command ran; nothing was written: run it again`);
+}
 
 /** `warn` is told the API server's warnings (admission's, e.g. an accepted data format downgrade), as kubectl prints them. */
 export async function writeNeoSet(
@@ -24,7 +28,7 @@ export async function writeNeoSet(
     await client.request('PATCH', paths.neoset(namespace, name), warn ? { ...change, warning: warn } : change);
   } catch (err) {
     // Every patch here carries metadata.resourceVersion: the API server answers 409 when it is stale.
-    if (err instanceof ApiError && err.isConflict) throw new ConflictError(conflictMessage(name));
+    throwIfConflict(err, name);
     throw err;
   }
 }

@@ -4,14 +4,13 @@
 import { canaryCommand, type CanaryCommand } from '../../../shared/core/canary/commands.ts';
 import { canaryPosition } from '../../../shared/core/canary/position.ts';
 import type { NeoSet } from '../../../shared/api/neoset.ts';
-import { ApiError, type KubeClient } from '../../../shared/k8s/client.ts';
+import type { KubeClient } from '../../../shared/k8s/client.ts';
 import { paths } from '../../../shared/k8s/paths.ts';
 import { serverClock } from '../../../shared/k8s/server-clock.ts';
 import type { Cluster } from '../cluster.ts';
-import { ConflictError } from '../errors.ts';
 import { stepText } from '../get-view.ts';
 import { ref } from '../neosets.ts';
-import { conflictMessage, decideAndWrite } from '../write.ts';
+import { decideAndWrite, throwIfConflict } from '../write.ts';
 
 const DONE: Record<CanaryCommand, (step: string) => string> = {
   promote: (step) => `promoted: ${step}`,
@@ -44,7 +43,7 @@ export async function canaryOn(client: KubeClient, neoset: NeoSet, command: Cana
       body: { metadata: { resourceVersion: neoset.metadata.resourceVersion }, status: { canary: { ...r.canary, analysis: r.canary.analysis ?? null, abort: r.canary.abort ?? null } } },
     });
   } catch (err) {
-    if (err instanceof ApiError && err.isConflict) throw new ConflictError(conflictMessage(name));
+    throwIfConflict(err, name);
     throw err;
   }
   const at = canaryPosition(neoset.spec.updateStrategy.canary?.steps.length ?? 0, r.canary, neoset.status?.updateRevision);

@@ -1,7 +1,7 @@
 import type { Cluster } from '../cluster.ts';
-import { CliError, ConflictError, EXIT_API, notFound } from '../errors.ts';
+import { CliError, EXIT_API, notFound } from '../errors.ts';
 import { listRevisions, ref } from '../neosets.ts';
-import { conflictMessage, decideAndWrite, writeNeoSet } from '../write.ts';
+import { decideAndWrite, throwIfConflict, writeNeoSet } from '../write.ts';
 import { formatUndoDryRun } from '../undo-view.ts';
 import type { NeoSet } from '../../../shared/api/neoset.ts';
 import { hasTemplateOf, templateOf, undoPatch, undoTarget } from '../../../shared/core/revisions/rollback.ts';
@@ -46,7 +46,7 @@ async function refusalOf(client: KubeClient, neoset: NeoSet, body: object[]): Pr
     await client.request('PATCH', paths.neoset(namespace, name), { patch: 'json', body, query: { dryRun: 'All' } });
     return null;
   } catch (err) {
-    if (err instanceof ApiError && err.isConflict) throw new ConflictError(conflictMessage(name));
+    throwIfConflict(err, name);
     if (err instanceof ApiError && err.status >= 400 && err.status < 500) return err.serverMessage;
     throw err;
   }

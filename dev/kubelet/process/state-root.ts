@@ -24,7 +24,7 @@ export const pidAlive = (pid: number): boolean => {
 function processState(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return stat[stat.lastIndexOf(')') + 2];
   } catch {
     return undefined;
   }
